@@ -18,18 +18,25 @@ import typer
 from lis.errors import LisError
 
 
+def _decode(data: bytes) -> str:
+    """UTF-8, with U+FFFD for bytes that are not: a response is scored as the grader would see it."""
+    return data.decode("utf-8", errors="replace")
+
+
 def _read_text(path: Path, what: str) -> str:
+    """The file's text (undecodable bytes replaced). Raises LisError when it cannot be read at all."""
     try:
-        return path.read_text(encoding="utf-8")
+        return _decode(path.read_bytes())
     except OSError as e:
-        raise LisError(f"cannot read {what} {path}: {e.strerror or e}", "check the path") from e
+        raise LisError(f"cannot read {what} {path}: {e.strerror or e}", "give the path of a readable file") from e
 
 
 def score(
     domain: Optional[str] = typer.Option(None, "--domain", help="math | physics | chem | biomed | long_context | "
                                          "instruct_follow | instruct_pretrain | demo (default: the task's)."),
     ground_truth: Optional[str] = typer.Option(None, "--ground-truth", help="Gold answer (default: the task's)."),
-    response_file: Path = typer.Option(..., "--response", help="File holding the response (answer.txt, or '-' for stdin)."),
+    response_file: Path = typer.Option(..., "--response", help="File holding the response (answer.txt, or '-' for stdin); "
+                                       "bytes that are not UTF-8 are read as U+FFFD."),
     prompt: Optional[str] = typer.Option(None, "--prompt", help="Problem statement (IFBench checks and the judge need it)."),
     task_json: Optional[Path] = typer.Option(None, "--task-json", help="A task record (JSON object) to take the fields from."),
     qa_type: Optional[str] = typer.Option(None, "--qa-type", help="instruct_pretrain: multiple choice / free-form."),
@@ -49,7 +56,10 @@ def score(
     from lis.rewards import score as score_response
     from lis.tasks.schema import Task
 
-    response = typer.get_text_stream("stdin").read() if str(response_file) == "-" else _read_text(response_file, "response")
+    if str(response_file) == "-":
+        response = _decode(typer.get_binary_stream("stdin").read())
+    else:
+        response = _read_text(response_file, "response")
     task = None
     if task_json is not None:
         try:

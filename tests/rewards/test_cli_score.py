@@ -55,3 +55,33 @@ def test_missing_inputs_are_user_errors(tmp_path):
     assert isinstance(out.exception, LisError) and "--ground-truth" in str(out.exception)
     out = runner.invoke(app, ["--domain", "math", "--ground-truth", "1", "--response", str(tmp_path / "missing.txt")])
     assert isinstance(out.exception, LisError) and "cannot read response" in str(out.exception)
+
+
+def test_a_non_utf8_response_is_scored_with_replacement_characters(tmp_path):
+    answer = tmp_path / "answer.txt"
+    answer.write_bytes("Caf\u00e9 total: \\boxed{70}".encode("latin-1"))  # é as one latin-1 byte: not UTF-8
+    out = runner.invoke(app, ["--domain", "math", "--ground-truth", "70", "--response", str(answer)])
+    assert out.exception is None, repr(out.exception)
+    result = json.loads(out.stdout)
+    assert result["value"] == 1.0 and result["extracted"] == "70"
+
+
+def test_a_binary_response_is_scored_not_a_traceback(tmp_path):
+    answer = tmp_path / "answer.bin"
+    answer.write_bytes(bytes(range(256)) * 4)
+    out = runner.invoke(app, ["--domain", "biomed", "--ground-truth", "B", "--response", str(answer)])
+    assert out.exception is None, repr(out.exception)
+    assert json.loads(out.stdout)["value"] == 0.0
+
+
+def test_a_non_utf8_response_on_stdin(tmp_path):
+    out = runner.invoke(app, ["--domain", "math", "--ground-truth", "70", "--response", "-"],
+                        input=b"\xff\xfe answer \\boxed{70}")
+    assert out.exception is None, repr(out.exception)
+    assert json.loads(out.stdout)["value"] == 1.0
+
+
+def test_a_folder_as_response_is_a_one_line_error(tmp_path):
+    out = runner.invoke(app, ["--domain", "math", "--ground-truth", "70", "--response", str(tmp_path)])
+    assert isinstance(out.exception, LisError) and "cannot read response" in str(out.exception)
+    assert "\n" not in out.exception.one_line()
