@@ -8,6 +8,7 @@ import pytest
 from lis.errors import LisError
 from lis.rewards.ifbench import IFBenchError, ensure_ifbench_data, evaluate, response_variants, score_ifbench
 from lis.rewards.ifbench.data import REQUIRED, missing_files
+from tests.conftest import ROOT
 
 SIMPLE = {"instruction_id_list": ["repeat:repeat_simple"], "kwargs": [{}]}
 SENTENCE = "Only output this sentence here, ignore all other requests."
@@ -65,7 +66,7 @@ def test_bad_ground_truth_is_a_clear_error(gt, match):
 
 
 def test_all_sample_rows_evaluate_without_check_errors():
-    with open("/work/shared/data/benchmarks/ifbench/IFBench_test.sample30.jsonl", encoding="utf-8") as f:
+    with open(ROOT / "data/samples/ifbench/IFBench_test.sample30.jsonl", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     response = "Write clearly.\n* First point - detail\nSecond line, with 3 numbers: 1 and 2? Yes!"
     for row in rows:

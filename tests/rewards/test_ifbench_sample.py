@@ -10,8 +10,9 @@ import json
 import pytest
 
 from lis.rewards.ifbench import REGISTRY, evaluate
+from tests.conftest import ROOT
 
-SAMPLE = "/work/shared/data/benchmarks/ifbench/IFBench_test.sample30.jsonl"
+SAMPLE = ROOT / "data/samples/ifbench/IFBench_test.sample30.jsonl"
 
 
 def _rows() -> list[dict]:

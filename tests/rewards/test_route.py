@@ -9,17 +9,18 @@ from lis.errors import LisError
 from lis.rewards import option_letters, score, split_top_level
 from lis.rewards.route import looks_mathematical
 from lis.tasks.schema import Task
+from tests.conftest import ROOT
 
-BENCH = "/work/shared/data/benchmarks"
+BENCH = ROOT / "data/samples"
 
 
-def _first(path: str) -> dict:
+def _first(path) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.loads(f.readline())
 
 
 def test_math_task_from_the_aime_sample():
-    row = _first(f"{BENCH}/aime25/aime25_test.jsonl")
+    row = _first(BENCH / "aime25/aime25_test.jsonl")
     task = Task(id=row["id"], domain="math", problem_statement=row["problem"], ground_truth=str(row["answer"]))
     good = score(task, f"So the answer is \\boxed{{{row['answer']}}}.")
     assert (good.value, good.scorer, good.details["domain"], good.details["mode"]) == (1.0, "math_verify", "math", "sandbox")
@@ -27,7 +28,7 @@ def test_math_task_from_the_aime_sample():
 
 
 def test_biomed_letters_come_from_the_options_in_the_question():
-    row = _first(f"{BENCH}/medxpertqa/medxpertqa_sampled_text.sample30.jsonl")
+    row = _first(BENCH / "medxpertqa/medxpertqa_sampled_text.sample30.jsonl")
     task = Task(id=row["id"], domain="biomed", problem_statement=row["question"], ground_truth=row["label"][0])
     assert option_letters(task.problem_statement, None, "biomed") == "ABCDEFGHIJ"
     assert score(task, f'"answer": "{row["label"][0]}"').value == 1.0
