@@ -58,3 +58,16 @@ def test_engine_unreachable_is_one_line():
     assert r.returncode == 2
     assert "no Docker engine answers" in r.stderr and "scripts/setup.sh docker" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t "])
+def test_run_refuses_an_empty_query(query, tmp_path):
+    r = run(["lis", "run", "--model", "tiny", "--query", query, "--output-dir", str(tmp_path)], check=False)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "--query" in r.stderr and "empty" in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
+
+
+def test_run_help_documents_the_exit_statuses():
+    out = run(["lis", "run", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "3" in out and "model_error" in out and "sandbox_error" in out

@@ -4,7 +4,9 @@
     lis run --model Qwen/Qwen3-4B-Instruct-2507 --base-url http://localhost:8000/v1 --query "..." --input-dir ./in
 
 Writes OUTPUT/<YYYYmmdd_HHMMSS>/ with files/ (the sandbox's /testbed/output), answer.txt and
-trajectory.json.
+trajectory.json. Exit status: 0 when the episode ran to its end (submitted, max_turns, token_budget,
+timeout), 2 for bad input, 3 when it ended in model_error, sandbox_error or error (the files are
+still written and the error is printed).
 """
 from __future__ import annotations
 
@@ -18,8 +20,12 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
 
 log = logging.getLogger("lis.run")
+
+FAILED = ("model_error", "sandbox_error", "error")  # terminations that make `lis run` exit EXIT_FAILED
+EXIT_FAILED = 3
 
 
 def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) -> tuple[str, dict]:
@@ -53,7 +59,15 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         network: Optional[str] = typer.Option(None, "--network", help="none or bridge (default sandbox.network)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Solve one query in a fresh sandbox; show progress; save files/, answer.txt and trajectory.json."""
+    """Solve one query in a fresh sandbox; show progress; save files/, answer.txt and trajectory.json.
+
+    Exit status: 0 when the episode ran to its end (submitted, max_turns, token_budget, timeout);
+    2 for bad input; 3 when it ended in model_error, sandbox_error or error (trajectory.json is
+    still written and the error printed).
+    """
+    if not query.strip():
+        raise LisError("--query is empty or only whitespace", "say what the agent should do, e.g. --query \"Count the lines of "
+                       "/testbed/input/data.csv\"")
     from lis.agent.episode import run_task
     from lis.eval.jobs import EvalJob, agent_config
     from lis.models.registry import build_model
@@ -110,6 +124,8 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     console.print(f"[bold]{rec.termination}[/] after {rec.turns} turns, {rec.prompt_tokens + rec.completion_tokens} "
                   f"tokens, {rec.wall_s:.1f}s — results in {run_dir}")
     if rec.error:
-        console.print(f"[yellow]{rec.error}[/]")
+        console.print(rec.error, style="yellow", markup=False, highlight=False)
     if rec.answer:
         console.print(f"answer: {rec.answer[:500]}")
+    if rec.termination in FAILED:
+        raise typer.Exit(EXIT_FAILED)

@@ -81,3 +81,24 @@ def test_sigkill_then_cleanup_removes_ours_only(docker_client, image_tag, tmp_pa
                 c.remove(force=True)
             except Exception:
                 pass
+
+
+def test_model_error_exits_3_and_still_writes_the_trajectory(repo_copy, image_tag, tmp_path):
+    """An unreachable server: the episode ends in model_error; `lis run` says so and exits 3."""
+    import json
+
+    import yaml
+
+    params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+    params["models"]["dead"] = {"backend": "openai", "model": "dead", "base_url": "http://127.0.0.1:9/v1",
+                                "api_key_env": "NO_KEY", "max_retries": 1, "backoff_s": 0, "timeout_s": 5}
+    (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out = tmp_path / "out"
+    r = run(["lis", "run", "--model", "dead", "--profile", "ci", "--query", "Write 1 to /testbed/output/answer.txt",
+             "--output-dir", str(out)], cwd=repo_copy, check=False, env={"COLUMNS": "300"})
+    assert r.returncode == 3, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    assert "model_error" in r.stderr and "127.0.0.1:9" in r.stderr
+    (run_dir,) = list(out.iterdir())
+    traj = json.loads((run_dir / "trajectory.json").read_text())
+    assert traj["termination"] == "model_error" and "127.0.0.1:9" in traj["error"]
