@@ -149,3 +149,31 @@ def test_job_lists_cannot_come_from_an_overlay(proj):
     edit(proj / "workflow/params/ci.yaml", lambda d: d.update(jobs={"models": ["tiny"]}))
     with pytest.raises(ParamsError, match="'jobs' cannot be set in a profile overlay"):
         load(proj, profile="ci")
+
+
+JUDGE = "qwen3-235b-a22b-instruct-2507"
+
+
+def test_the_papers_judge_is_shipped_and_its_commented_example_is_valid(proj):
+    """models has the paper's judge entry; uncommenting scoring.judge's example gives valid params in every
+    profile, and the entry, pointed at a server, judges through the OpenAI-compatible client."""
+    from lis.models.registry import build_model
+    from lis.models.scripted import ScriptedModel
+    from lis.models.server import ChatServer
+    from lis.rewards import Judge, score
+
+    spec = load(ROOT).section("models")[JUDGE]
+    assert (spec["backend"], spec["model"]) == ("openai", "Qwen/Qwen3-235B-A22B-Instruct-2507")
+    assert spec["base_url"].startswith("http://localhost:") and spec["sampling"]["temperature"] == 0.7
+    (line,) = [x for x in (ROOT / "params.yaml").read_text().splitlines() if x.strip().startswith("# judge:")]
+    example = yaml.safe_load(line.strip()[2:])["judge"]
+    assert example["model"] == JUDGE
+    edit(proj / "params.yaml", lambda d: d["scoring"].update(judge=example))
+    for name in available_profiles(proj):
+        assert load(proj, profile=name).section("scoring")["judge"] == example
+    with ChatServer(ScriptedModel(["CORRECT"] * 4)) as srv:
+        judge = Judge(build_model(JUDGE, {**spec, "base_url": srv.base_url}), repeats=example["repeats"],
+                      temperature=example["temperature"], max_tokens=example["max_tokens"])
+        result = score("long_context", "12", "12", judge=judge, prompt="How many?")
+        assert srv.requests[0]["model"] == "Qwen/Qwen3-235B-A22B-Instruct-2507"
+    assert (result.value, result.scorer) == (1.0, f"judge:{JUDGE}")

@@ -2,9 +2,10 @@
 
     lis tasks --domain math --profile smoke --out data/tasks/math.jsonl          # settings from params (the pipeline)
     lis tasks --domain biomed --source hub --revision <sha> --limit 100 --seed 0 --out data/tasks/biomed.jsonl
+    lis tasks --domain math --source hub --require-pinned --out data/tasks/math.jsonl   # strict: refuse an unpinned revision
 
-Settings come from params (``tasks.domains.<domain>`` and ``tasks.samples_dir``, profile applied);
-a flag given on the command line wins over params.
+Settings come from params (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``,
+profile applied); a flag given on the command line wins over params.
 """
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ Domain = typer.Option(..., "--domain", "-d", help="math | physics | chem | biome
 Source = typer.Option(None, "--source", "-s",
                       help="samples: the offline sample in data/samples (none for chem and instruct_pretrain); "
                            "hub: the Hugging Face hub at --revision.")
-Revision = typer.Option(None, "--revision", "-r", help="hub only: the dataset revision to pin (a commit sha; required).")
+Revision = typer.Option(None, "--revision", "-r", help="hub only: the dataset revision to pin (a commit sha). "
+                                                       "Without one the current main is read, with a warning, and the "
+                                                       "commit read is recorded in the manifest.")
+RequirePinned = typer.Option(False, "--require-pinned", help="hub only: refuse to read a dataset whose revision is not "
+                                                            "pinned (strict runs).")
+BenchDataset = typer.Option(None, "--bench-dataset", help="hub, paper only: the hub dataset of the paper's benchmark "
+                                                          "(default: tasks.bench_dataset).")
 Dataset = typer.Option(None, "--dataset",
                        help="hub only: paper (daixuancheng/llm-in-sandbox-bench and -rl, the rows the paper ran) or "
                             "original (the upstream benchmark, formatted like the paper).")
@@ -53,8 +60,8 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _from_params(domain: str, profile: Optional[str], params_file: Optional[Path]) -> tuple[dict, Optional[str]]:
-    """The domain's settings and samples_dir from params; ({}, None) outside a project."""
+def _from_params(domain: str, profile: Optional[str], params_file: Optional[Path]) -> tuple[dict, Optional[str], Optional[str]]:
+    """The domain's settings, samples_dir and bench_dataset from params; ({}, None, None) outside a project."""
     from lis.errors import ParamsError
     from lis.params import load
 
@@ -63,33 +70,36 @@ def _from_params(domain: str, profile: Optional[str], params_file: Optional[Path
     except ParamsError:
         if profile or params_file:
             raise
-        return {}, None
+        return {}, None, None
     sec = p.section("tasks")
-    return dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"])
+    return dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"]), sec.get("bench_dataset")
 
 
 def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Optional[str] = Revision,
           dataset: Optional[str] = Dataset, config: Optional[str] = Config, limit: Optional[int] = Limit,
           seed: Optional[int] = Seed, out: Path = Out, samples_dir: Optional[Path] = SamplesDir,
+          require_pinned: bool = RequirePinned, bench_dataset: Optional[str] = BenchDataset,
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Write one domain's task set (JSONL, one Task per line) and its manifest (count, source, revision, sha256).
 
     Repeats (AIME 16x, AA-LCR 4x in the paper) are a runner setting: every id appears once.
 
-    With --source hub the revision is pinned.
+    With --source hub the revision should be pinned: an unpinned one reads the current main with a
+    warning (refused with --require-pinned); the commit read is recorded in the manifest (resolved_commit).
 
     An unreachable hub (revision not in the local HF cache) ends in a one-line error suggesting --source samples.
     """
     from lis.errors import LisError
     from lis.manifest import git_state, package_versions, write_json
-    from lis.tasks import load_hub, load_samples, samples_dir as default_samples, select, sha256_file, write_tasks
+    from lis.tasks import PAPER_BENCH, load_hub, load_samples, samples_dir as default_samples, select, sha256_file, write_tasks
+    from lis.tasks.hub_access import recording_commits
     from lis.util.hashing import hash_tree
     from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()
-    conf, params_samples = _from_params(domain, profile, params_file)
+    conf, params_samples, params_bench = _from_params(domain, profile, params_file)
     source = source or conf.get("source") or "samples"
     if source == "hub":
         revision = revision or conf.get("revision")
@@ -103,7 +113,8 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
         raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
     facts: dict = {"source": source}
     if source == "samples":
-        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper")):
+        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
             if value:
                 raise LisError(f"{flag} applies to --source hub only")
         root = Path(samples_dir) if samples_dir else default_samples()
@@ -112,9 +123,16 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
     else:
         if samples_dir:
             raise LisError("--samples-dir applies to --source samples only")
-        log.info("loading %s from the hub (%s dataset) at revision %s", domain, dataset, revision)
-        found = load_hub(domain, revision or "", dataset=dataset, config=config)
-        facts.update(dataset=dataset, config=config, revision=revision)
+        bench = bench_dataset or params_bench or PAPER_BENCH
+        log.info("loading %s from the hub (%s dataset) at revision %s", domain, dataset, revision or "main (unpinned)")
+        with recording_commits() as commits:
+            found = load_hub(domain, revision, dataset=dataset, config=config, bench_dataset=bench,
+                             require_pinned=require_pinned)
+        resolved = sorted({c for c in commits.values() if c})
+        facts.update(dataset=dataset, config=config, bench_dataset=bench if dataset == "paper" else None,
+                     revision=revision or None, pinned=bool(revision),
+                     resolved_commit=resolved[0] if len(resolved) == 1 else None, commits=commits)
+        log.info("read %s at commit %s", ", ".join(commits) or domain, ", ".join(resolved) or "unknown")
     chosen = select(found, limit, seed)
     write_tasks(out, chosen)
     manifest = {"stage": "tasks", "domain": domain, **facts, "limit": limit, "seed": seed,

@@ -1,21 +1,29 @@
-"""The hub source: the paper's own datasets, or the original benchmarks, at a pinned revision.
+"""The hub source: the paper's own datasets, or the original benchmarks, at a revision.
 
-``dataset="paper"`` reads ``daixuancheng/llm-in-sandbox-bench`` (config = domain, split ``test``)
+``dataset="paper"`` reads ``bench_dataset`` (params ``tasks.bench_dataset``, by default
+``daixuancheng/llm-in-sandbox-bench``; config = domain, split ``test``)
 or, for ``instruct_pretrain``, ``daixuancheng/llm-in-sandbox-rl`` (config ``instruct_pretrain``,
 split ``train``, or a ``*_mini`` validation config, split ``test``). ``dataset="original"`` reads
 the upstream benchmark (AIME, UGPhysics, ChemBench4K, MedXpertQA, AA-LCR, IFBench) and formats it
 like the paper. The paper's rows may repeat an item as ``<id>_00``, ``<id>_01``, ...: repeats are
 a runner setting here, so identical repeats collapse to one task with the base id.
+
+A revision should be pinned (a commit sha). Without one the dataset's current ``main`` is read
+with a warning, and the commit actually read is what :func:`lis.tasks.hub_access.recording_commits`
+reports (``lis tasks`` writes it to the manifest); ``require_pinned=True`` refuses instead.
 """
 from __future__ import annotations
 
+import logging
 import re
+from types import ModuleType
 
 from lis.errors import LisError
 from lis.tasks.checks import ensure_sane
 from lis.tasks.domains import DOMAINS, EVAL_DOMAINS, PAPER_BENCH, base_domain, module
 from lis.tasks.schema import Task
 
+log = logging.getLogger("lis.tasks.hub")
 DATASETS = ("paper", "original")
 _REPEAT = re.compile(r"^(?P<base>.+)_(?P<rep>\d{2})$")
 
@@ -45,8 +53,9 @@ def collapse_repeats(tasks: list[Task]) -> list[Task]:
     return out
 
 
-def paper_source(domain: str, config: str | None = None) -> tuple[str, str, str]:
-    """(dataset, config, split) of the paper's rows for ``domain``; raises LisError for an unknown config."""
+def paper_source(domain: str, config: str | None = None, bench_dataset: str = PAPER_BENCH) -> tuple[str, str, str]:
+    """(dataset, config, split) of the paper's rows for ``domain`` (evaluation domains from
+    ``bench_dataset``); raises LisError for an unknown config."""
     from lis.tasks import instruct_pretrain as rl
 
     if domain == rl.DOMAIN:
@@ -59,31 +68,58 @@ def paper_source(domain: str, config: str | None = None) -> tuple[str, str, str]
         raise LisError(f"the paper's hub datasets have no {domain!r} config", f"use one of: {', '.join(EVAL_DOMAINS)}")
     if config not in (None, domain):
         raise LisError(f"config {config!r} does not apply to {domain}", "leave --config out")
-    return PAPER_BENCH, domain, "test"
+    if not bench_dataset or not str(bench_dataset).strip():
+        raise LisError("tasks.bench_dataset is empty", f"name the hub dataset of the paper's benchmark, e.g. {PAPER_BENCH}")
+    return str(bench_dataset).strip(), domain, "test"
 
 
-def load_hub(domain: str, revision: str, *, dataset: str = "paper", config: str | None = None) -> list[Task]:
-    """The tasks of ``domain`` from the hub at the pinned ``revision``.
+def original_repo(mod: ModuleType) -> str:
+    """The hub repo of a domain's original benchmark."""
+    return getattr(mod, "ORIGINAL_DATASET", None) or mod.ORIGINAL[0]
 
-    Raises LisError (one line) when the hub cannot be reached and the revision is not cached
-    (naming the dataset and suggesting ``--source samples``), when the revision is empty, when the
-    domain has no such dataset, or when rows are malformed or ids repeat after collapsing repeats.
+
+def _revision(repo: str, domain: str, revision: str | None, require_pinned: bool) -> str:
+    """The revision to read: the pinned one, else ``main`` with a warning (or a LisError when pins are required)."""
+    if revision is not None and str(revision).strip():
+        return str(revision).strip()
+    if require_pinned:
+        raise LisError(f"no revision pinned for the hub dataset {repo} ({domain})",
+                       f"set tasks.domains.{domain}.revision (or --revision) to its commit sha "
+                       f"(HfApi().dataset_info('{repo}').sha), or drop --require-pinned")
+    log.warning("%s: no revision pinned (tasks.domains.%s.revision is null): reading its current main; the resolved "
+                "commit is recorded in the task manifest", repo, domain)
+    return "main"
+
+
+def load_hub(domain: str, revision: str | None, *, dataset: str = "paper", config: str | None = None,
+             bench_dataset: str = PAPER_BENCH, require_pinned: bool = False) -> list[Task]:
+    """The tasks of ``domain`` from the hub at ``revision`` (None: the current ``main``, with a warning).
+
+    Each task's ``meta["source"]`` names the commit read (when known). Raises LisError (one line)
+    when the hub cannot be reached and the revision is not cached (naming the dataset and
+    suggesting ``--source samples``), when no revision is given and ``require_pinned``, when a
+    pinned commit is not the one read, when the domain has no such dataset, or when rows are
+    malformed or ids repeat after collapsing repeats.
     """
-    from lis.tasks.hub_access import hub_rows
+    from lis.tasks.hub_access import hub_rows, recording_commits
 
     if dataset not in DATASETS:
         raise LisError(f"unknown hub dataset kind {dataset!r}", f"use one of: {', '.join(DATASETS)}")
     mod = module(domain)
-    if dataset == "original":
-        if not hasattr(mod, "load_original"):
-            raise LisError(f"{domain} has no original dataset on the hub", "use --dataset paper")
-        tasks = mod.load_original(revision)
-        where = f"{mod.BENCHMARK} at {revision}"
-        for t in tasks:
-            t.meta["source"] = f"hub:original:{mod.BENCHMARK}@{revision}"
-        return ensure_sane(tasks, where)
-    name, cfg, split = paper_source(domain, config)
-    return paper_tasks(hub_rows(name, cfg, split, revision), f"hub:{name}/{cfg}@{revision}", domain)
+    with recording_commits() as commits:
+        if dataset == "original":
+            if not hasattr(mod, "load_original"):
+                raise LisError(f"{domain} has no original dataset on the hub", "use --dataset paper")
+            repo = original_repo(mod)
+            rev = _revision(repo, domain, revision, require_pinned)
+            tasks = mod.load_original(rev)
+            at = commits.get(repo) or rev
+            for t in tasks:
+                t.meta["source"] = f"hub:original:{mod.BENCHMARK}@{at}"
+            return ensure_sane(tasks, f"{mod.BENCHMARK} at {at}")
+        name, cfg, split = paper_source(domain, config, bench_dataset)
+        rows = hub_rows(name, cfg, split, _revision(name, domain, revision, require_pinned))
+        return paper_tasks(rows, f"hub:{name}/{cfg}@{commits.get(name) or revision or 'main'}", domain)
 
 
 def paper_tasks(rows: list[dict], source: str, domain: str) -> list[Task]:

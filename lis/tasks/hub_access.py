@@ -4,13 +4,25 @@ Everything that touches the network goes through :func:`hub_rows` and :func:`hub
 hub cannot be reached (no network, ``HF_HUB_OFFLINE=1``) and the pinned revision is not in the
 local cache, they raise a one-line :class:`~lis.errors.LisError` that names the dataset and points
 at the offline ``samples`` source instead of a traceback.
+
+Both note the commit they actually read (``datasets`` keeps a hub dataset's cache under its commit
+sha; ``huggingface_hub`` keeps a file under ``snapshots/<sha>/``): inside :func:`recording_commits`
+the caller gets ``{repo: commit}``, which the task manifest records. Offline, ``datasets`` serves
+the latest cached copy whatever revision was asked for, so a pinned commit that the cache does not
+hold is an error here rather than a silently different task set.
 """
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from lis.errors import LisError
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_commits: ContextVar[dict[str, str | None] | None] = ContextVar("lis_hub_commits", default=None)
 
 OFFLINE_HINT = ("use --source samples for the offline sample in data/samples, or fetch the dataset into the "
                 "HF cache (HF_HOME) on a machine with network and copy the cache here")
@@ -33,6 +45,55 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
     return tuple(errs)
 
 
+@contextmanager
+def recording_commits() -> Iterator[dict[str, str | None]]:
+    """``{repo: commit sha}`` of every hub read inside the block (None where the commit is unknown).
+
+    Nested blocks share the outer dict. Raises LisError when one repo is read at two commits (an
+    offline cache that holds its configs from different commits).
+    """
+    seen = _commits.get()
+    if seen is not None:
+        yield seen
+        return
+    seen = {}
+    token = _commits.set(seen)
+    try:
+        yield seen
+    finally:
+        _commits.reset(token)
+
+
+def _note(repo: str, revision: str, commit: str | None) -> None:
+    """Record ``commit`` for ``repo``; raise LisError when it contradicts a pinned sha or an earlier read."""
+    if commit and re.fullmatch(r"[0-9a-f]{7,40}", revision) and not commit.startswith(revision):
+        raise LisError(f"the hub dataset {repo} was read at commit {commit}, not at the pinned revision {revision} "
+                       f"(an offline cache serves the copy it holds)",
+                       "fetch the pinned commit with network access (HF_HUB_OFFLINE unset), or pin the cached commit")
+    seen = _commits.get()
+    if seen is None:
+        return
+    if seen.get(repo) and commit and seen[repo] != commit:
+        raise LisError(f"the hub dataset {repo} was read at two commits ({seen[repo]} and {commit})",
+                       "the local cache mixes revisions: load it with network access, or pin one revision")
+    seen[repo] = seen.get(repo) or commit
+
+
+def dataset_commit(ds: Any) -> str | None:
+    """The commit a loaded hub dataset came from: ``datasets`` caches it under ``.../<version>/<commit sha>/``."""
+    files = getattr(ds, "cache_files", None) or []
+    name = Path(files[0]["filename"]).parent.name if files else ""
+    return name if _SHA.fullmatch(name) else None
+
+
+def file_commit(path: Path) -> str | None:
+    """The commit of a file fetched by ``hf_hub_download`` (``.../snapshots/<commit sha>/<filename>``)."""
+    for parent in Path(path).parents:
+        if parent.parent.name == "snapshots":
+            return parent.name if _SHA.fullmatch(parent.name) else None
+    return None
+
+
 def check_revision(dataset: str, revision: str | None) -> str:
     """The revision to pin; raises LisError when none is given (HEAD would make runs unreproducible)."""
     if not revision or not str(revision).strip():
@@ -46,7 +107,8 @@ def hub_rows(dataset: str, config: str | None, split: str, revision: str | None,
     """Rows of ``datasets.load_dataset(dataset, config, split=split, revision=revision)`` as dicts.
 
     Raises LisError (one line, naming the dataset and revision) when the hub cannot be reached and
-    the revision is not cached, or when the dataset, config, split or revision does not exist.
+    the revision is not cached, when the dataset, config, split or revision does not exist, or
+    when the copy read is not the pinned commit.
     """
     revision = check_revision(dataset, revision)
     name = f"{dataset}" + (f" (config {config})" if config else "")
@@ -60,20 +122,23 @@ def hub_rows(dataset: str, config: str | None, split: str, revision: str | None,
     except _hub_errors() as e:
         raise LisError(f"cannot load the hub dataset {name} at revision {revision}: {_reason(e)}",
                        OFFLINE_HINT) from None
+    _note(dataset, revision, dataset_commit(ds))
     return [dict(r) for r in ds]
 
 
 def hub_file(repo: str, filename: str, revision: str | None) -> Path:
     """Local path of one file of the hub dataset repo ``repo`` at ``revision`` (downloaded or cached).
 
-    Raises LisError (one line) when the hub cannot be reached and the file is not cached, or when
-    the repo, file or revision does not exist.
+    Raises LisError (one line) when the hub cannot be reached and the file is not cached, when
+    the repo, file or revision does not exist, or when the copy read is not the pinned commit.
     """
     revision = check_revision(repo, revision)
     try:
         from huggingface_hub import hf_hub_download
 
-        return Path(hf_hub_download(repo, filename, repo_type="dataset", revision=revision))
+        path = Path(hf_hub_download(repo, filename, repo_type="dataset", revision=revision))
     except _hub_errors() as e:
         raise LisError(f"cannot fetch {filename} of the hub dataset {repo} at revision {revision}: {_reason(e)}",
                        OFFLINE_HINT) from None
+    _note(repo, revision, file_commit(path))
+    return path

@@ -52,7 +52,11 @@ def test_long_context_documents_travel_in_the_jsonl(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--domain", "math", "--source", "hub", "--revision", "abc123"],
      "cannot load the hub dataset daixuancheng/llm-in-sandbox-bench"),
-    (["--domain", "math", "--source", "hub"], "no revision given"),
+    (["--domain", "math", "--source", "hub", "--require-pinned"],
+     "no revision pinned for the hub dataset daixuancheng/llm-in-sandbox-bench (math)"),
+    (["--domain", "math", "--source", "hub"],  # unpinned: main is tried (offline: not cached)
+     "cannot load the hub dataset daixuancheng/llm-in-sandbox-bench (config math) at revision main"),
+    (["--domain", "math", "--require-pinned"], "--require-pinned applies to --source hub only"),
     (["--domain", "chem"], "no offline sample for chem"),
     (["--domain", "math", "--revision", "abc"], "--revision applies to --source hub only"),
     (["--domain", "math", "--source", "web"], "unknown task source 'web'"),
@@ -77,5 +81,7 @@ def test_params_supply_the_settings_and_flags_win(tmp_path):
     assert len(read_tasks(out)) == 3  # tasks.domains.math.limit of the smoke profile
     assert invoke("--domain", "math", "--profile", "smoke", "--limit", "5", "--out", str(out)).exit_code == 0
     assert len(read_tasks(out)) == 5
-    r = invoke("--domain", "math", "--profile", "full", "--out", str(out))
-    assert isinstance(r.exception, LisError) and "no revision given" in str(r.exception)  # full: hub, unpinned
+    r = invoke("--domain", "math", "--profile", "full", "--require-pinned", "--out", str(out))
+    assert isinstance(r.exception, LisError) and "no revision pinned" in str(r.exception)  # full: hub, unpinned
+    r = invoke("--domain", "math", "--profile", "full", "--out", str(out))  # allowed unpinned; offline: not cached
+    assert isinstance(r.exception, LisError) and "at revision main" in str(r.exception)

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,97 @@ def test_no_network_for_real_is_a_one_line_error(tmp_path):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("error: cannot load the hub dataset daixuancheng/llm-in-sandbox-bench (config biomed)")
     assert "--source samples" in last and "Traceback" not in r.stderr
+
+
+# -- unpinned and pinned revisions, the commit read (a real datasets cache, offline) ----------------------
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+OTHER = "89abcdef0123456789abcdef0123456789abcdef"
+
+
+def datasets_cache(cache, repo: str, config: str, rows: list[dict], commit: str, work) -> None:
+    """The datasets cache a machine with network leaves after reading ``repo`` (config ``config``) at
+    ``commit``: written by the real library from a local folder in the hub repo's layout (README
+    configs + a JSONL per config), then placed where a hub read keeps it,
+    ``<namespace>___<name>/<config>/0.0.0/<commit>/``. Offline, ``load_dataset(repo, ...)`` reads it."""
+    import shutil
+
+    folder = work / repo.split("/")[-1]
+    (folder / config).mkdir(parents=True)
+    (folder / config / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (folder / "README.md").write_text(f"---\nconfigs:\n- config_name: {config}\n  data_files:\n  - split: test\n"
+                                      f"    path: {config}/test.jsonl\n---\n", encoding="utf-8")
+    code = ("import sys\nfrom datasets import load_dataset\n"
+            "ds = load_dataset(sys.argv[1], sys.argv[2], split='test', cache_dir=sys.argv[3])\n"
+            "print(ds.cache_files[0]['filename'])\n")
+    r = subprocess.run([sys.executable, "-c", code, str(folder), config, str(work / "build")], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    built = os.path.dirname(r.stdout.strip().splitlines()[-1])
+    owner, name = repo.split("/")
+    shutil.copytree(built, cache / f"{owner}___{name}" / config / "0.0.0" / commit)
+
+
+@pytest.fixture(scope="module")
+def hub_cache(tmp_path_factory):
+    """HF_DATASETS_CACHE holding the paper's math config at COMMIT and a mirror's at OTHER."""
+    work = tmp_path_factory.mktemp("hubcache")
+    cache = work / "datasets"
+    datasets_cache(cache, "daixuancheng/llm-in-sandbox-bench", "math", _paper_rows("math", 2), COMMIT, work / "a")
+    datasets_cache(cache, "someone/bench-mirror", "math", _paper_rows("math", 1), OTHER, work / "b")
+    return cache
+
+
+def lis_tasks(hub_cache, tmp_path, *args, cwd=None):
+    from tests.conftest import ROOT, run
+
+    out = tmp_path / "math.jsonl"
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(hub_cache), "HF_HOME": str(tmp_path / "hf")}
+    r = run(["lis", "tasks", "--domain", "math", "--out", str(out), *args], cwd=cwd or ROOT, check=False, env=env)
+    manifest = tmp_path / "math.manifest.json"
+    return r, (json.loads(manifest.read_text()) if r.returncode == 0 else None)
+
+
+def test_the_full_profile_reads_an_unpinned_dataset_with_a_warning_and_records_the_commit(hub_cache, tmp_path):
+    r, m = lis_tasks(hub_cache, tmp_path, "--profile", "full")
+    assert r.returncode == 0, r.stderr[-2000:]
+    warnings = [line for line in r.stderr.splitlines() if "WARNING" in line and "lis." in line]
+    assert len(warnings) == 1, r.stderr
+    assert "daixuancheng/llm-in-sandbox-bench" in warnings[0] and "resolved commit is recorded" in warnings[0]
+    assert (m["revision"], m["pinned"], m["resolved_commit"]) == (None, False, COMMIT)
+    assert m["commits"] == {"daixuancheng/llm-in-sandbox-bench": COMMIT} and m["count"] == 30
+    first = json.loads((tmp_path / "math.jsonl").read_text().splitlines()[0])
+    assert first["meta"]["source"] == f"hub:daixuancheng/llm-in-sandbox-bench/math@{COMMIT}"
+
+
+def test_require_pinned_keeps_the_refusal(hub_cache, tmp_path):
+    r, _ = lis_tasks(hub_cache, tmp_path, "--profile", "full", "--require-pinned")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "error: no revision pinned for the hub dataset daixuancheng/llm-in-sandbox-bench (math)")
+    assert not (tmp_path / "math.jsonl").exists()
+
+
+def test_a_pinned_commit_is_read_without_a_warning(hub_cache, tmp_path):
+    r, m = lis_tasks(hub_cache, tmp_path, "--source", "hub", "--revision", COMMIT, "--require-pinned")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "no revision pinned" not in r.stderr and "WARNING lis." not in r.stderr
+    assert (m["revision"], m["pinned"], m["resolved_commit"]) == (COMMIT, True, COMMIT)
+
+
+def test_a_pinned_commit_the_cache_does_not_hold_is_an_error(hub_cache, tmp_path):
+    """Offline, datasets serves the latest cached copy whatever revision is asked: that is caught."""
+    r, _ = lis_tasks(hub_cache, tmp_path, "--source", "hub", "--revision", OTHER)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert f"was read at commit {COMMIT}, not at the pinned revision {OTHER}" in last
+    assert not (tmp_path / "math.jsonl").exists()
+
+
+def test_commits_of_cache_paths():
+    from lis.tasks.hub_access import file_commit, recording_commits
+
+    assert file_commit(Path(f"/c/datasets--a--b/snapshots/{COMMIT}/sub/f.csv")) == COMMIT
+    assert file_commit(Path("/c/somewhere/f.csv")) is None
+    with recording_commits() as outer, recording_commits() as inner:
+        assert outer is inner
