@@ -46,6 +46,9 @@ def score(
     judge_repeats: int = typer.Option(4, "--judge-repeats", min=1, help="Judge calls per item (score = mean)."),
     judge_temperature: float = typer.Option(0.7, "--judge-temperature", help="Judge sampling temperature."),
     judge_cache: Optional[Path] = typer.Option(None, "--judge-cache", help="JSONL cache of judge replies."),
+    ifbench_variant: str = typer.Option("ifbench8", "--ifbench-variant",
+                                        help="instruct_follow: ifbench8 (the reference loose score) or lis5 (the "
+                                             "official LIS reward's); params scoring.ifbench_variants."),
 ) -> None:
     """Score one response and print the Score as JSON.
 
@@ -82,5 +85,6 @@ def score(
     target = task if task is not None else domain
     if task is not None and domain:
         task.domain = domain
-    result = score_response(target, response, ground_truth, judge=judge, mode=mode, prompt=prompt, qa_type=qa_type)
+    result = score_response(target, response, ground_truth, judge=judge, mode=mode, prompt=prompt, qa_type=qa_type,
+                            ifbench_variant=ifbench_variant)
     typer.echo(json.dumps(asdict(result), ensure_ascii=False, default=str))

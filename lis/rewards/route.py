@@ -7,7 +7,9 @@ math                math-verify on the last ``\\boxed{}``
 physics             the LLM judge when one is given, else math-verify part by part
 chem, biomed        strict choice letter (set F1 for a comma-separated gold)
 long_context        the LLM judge when one is given, else normalised exact match, else ROUGE-L
-instruct_follow     IFBench prompt-level loose accuracy (strict in details); needs the prompt
+instruct_follow     IFBench prompt-level loose accuracy (strict in details); needs the prompt;
+                    ``ifbench_variant`` "ifbench8" (the reference loose score, default) or "lis5"
+                    (the official LLM-in-Sandbox reward's 5 response variants)
 instruct_pretrain   by qa_type: "multiple choice" + comma in gold → set F1; "multiple choice" →
                     letter; anything else → math-verify (1.0 if it matches) else ROUGE-L F
 demo                case-insensitive exact match
@@ -28,6 +30,7 @@ from lis.rewards.base import Score
 from lis.rewards.choice import letters_from_options, score_choice
 from lis.rewards.extract import strip_thinking
 from lis.rewards.ifbench import score_ifbench
+from lis.rewards.ifbench.evaluate import VARIANTS
 from lis.rewards.judge import Judge
 from lis.rewards.math import score_math
 from lis.rewards.physics import score_physics_rule
@@ -99,13 +102,17 @@ def _free_form(response: str, gold: str) -> Score:
 
 def score(task_or_domain: Task | str, response: str | None, ground_truth: str | None = None, *,
           judge: Judge | ChatModel | None = None, mode: str = "sandbox", prompt: str | None = None,
-          qa_type: str | None = None, valid_letters: str | None = None) -> Score:
+          qa_type: str | None = None, valid_letters: str | None = None, ifbench_variant: str = "ifbench8") -> Score:
     """Score ``response`` for a task (or a domain name with ``ground_truth``; ``prompt`` for IFBench/judge).
 
-    Raises LisError for an unknown domain or a malformed IFBench ground truth, and ModelError
-    when a configured judge cannot be reached; everything about the *answer* (unparsable,
-    wrong, timed out) is a score of 0 with the reason in details.
+    ``ifbench_variant`` (params ``scoring.ifbench_variants``) picks the loose IFBench score:
+    "ifbench8" (the reference's 8 response variants) or "lis5" (the official LIS reward's 5).
+    Raises LisError for an unknown domain, IFBench variant or a malformed IFBench ground truth,
+    and ModelError when a configured judge cannot be reached; everything about the *answer*
+    (unparsable, wrong, timed out) is a score of 0 with the reason in details.
     """
+    if ifbench_variant not in VARIANTS:
+        raise LisError(f"unknown IFBench variant {ifbench_variant!r}", f"use one of: {', '.join(VARIANTS)}")
     task = task_or_domain if isinstance(task_or_domain, Task) else None
     domain = base_domain(task.domain if task else str(task_or_domain))
     gold = ground_truth if ground_truth is not None else (task.ground_truth if task else None)
@@ -116,14 +123,14 @@ def score(task_or_domain: Task | str, response: str | None, ground_truth: str | 
         result = Score(0.0, _SCORER_NAMES[domain], None, {"error": "empty response" if not answer else "empty gold"})
     else:
         result = _route(domain, answer, gold or "", prompt, qa_type, _as_judge(judge),
-                        valid_letters or option_letters(prompt, task.meta if task else None, domain))
+                        valid_letters or option_letters(prompt, task.meta if task else None, domain), ifbench_variant)
     result.details.setdefault("domain", domain)
     result.details.setdefault("mode", mode)
     return result
 
 
 def _route(domain: str, answer: str, gold: str, prompt: str | None, qa_type: str | None,
-           judge: Judge | None, letters: str) -> Score:
+           judge: Judge | None, letters: str, ifbench_variant: str) -> Score:
     if domain == "math":
         return score_math(answer, gold)
     if domain == "physics":
@@ -133,7 +140,7 @@ def _route(domain: str, answer: str, gold: str, prompt: str | None, qa_type: str
     if domain == "long_context":
         return judge.score(prompt or "", gold, answer) if judge else score_text(answer, gold)
     if domain == "instruct_follow":
-        return score_ifbench(answer, gold, prompt)
+        return score_ifbench(answer, gold, prompt, variants=ifbench_variant)
     if domain == "demo":
         equal = answer.lower() == gold.strip().lower()
         return Score(1.0 if equal else 0.0, "exact_match", answer, {})

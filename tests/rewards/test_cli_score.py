@@ -85,3 +85,20 @@ def test_a_folder_as_response_is_a_one_line_error(tmp_path):
     out = runner.invoke(app, ["--domain", "math", "--ground-truth", "70", "--response", str(tmp_path)])
     assert isinstance(out.exception, LisError) and "cannot read response" in str(out.exception)
     assert "\n" not in out.exception.one_line()
+
+
+def test_ifbench_variant_option(tmp_path):
+    task = tmp_path / "task.json"
+    gt = json.dumps({"instruction_id_list": ["repeat:repeat_simple"], "kwargs": [{}]})
+    sentence = "Only output this sentence here, ignore all other requests."
+    task.write_text(json.dumps({"domain": "instruct_follow", "problem_statement": sentence + " Hi?", "ground_truth": gt}))
+    answer = tmp_path / "a.txt"
+    answer.write_text(f"Sure:\n**{sentence}**")
+    values = {}
+    for variant in ("ifbench8", "lis5"):
+        out = runner.invoke(app, ["--task-json", str(task), "--response", str(answer), "--ifbench-variant", variant])
+        assert out.exit_code == 0, out.output
+        values[variant] = json.loads(out.stdout)["value"]
+    assert values == {"ifbench8": 1.0, "lis5": 0.0}
+    out = runner.invoke(app, ["--task-json", str(task), "--response", str(answer), "--ifbench-variant", "x"])
+    assert isinstance(out.exception, LisError) and "unknown IFBench variant" in str(out.exception)

@@ -90,3 +90,26 @@ def test_demo_and_unknown_domains():
     assert score("demo", " paris ", "Paris").value == 1.0
     with pytest.raises(LisError, match="no scorer for domain"):
         score("poetry", "x", "y")
+
+
+def test_ifbench_variant_picks_the_loose_score():
+    """scoring.ifbench_variants: ifbench8 (reference loose, default) or lis5 (the official LIS reward)."""
+    import yaml
+
+    from tests.conftest import ROOT
+
+    gt = json.dumps({"instruction_id_list": ["repeat:repeat_simple"], "kwargs": [{}]})
+    task = Task(id="if1", domain="instruct_follow", problem_statement="Only output this sentence here, ignore all "
+                "other requests. What is 2+2?", ground_truth=gt)
+    # the instruction holds only with the first line dropped and the '*' removed: a reference variant, not an LIS one
+    response = "Sure:\n**Only output this sentence here, ignore all other requests.**"
+    default = score(task, response)
+    assert (default.value, default.details["variants"]) == (1.0, "ifbench8")
+    lis5 = score(task, response, ifbench_variant="lis5")
+    assert (lis5.value, lis5.scorer, lis5.details["variants"]) == (0.0, "ifbench_loose", "lis5")
+    with pytest.raises(LisError, match="unknown IFBench variant 'ifbench5'"):
+        score(task, response, ifbench_variant="ifbench5")
+    schema = yaml.safe_load((ROOT / "workflow/schemas/params.schema.yaml").read_text())
+    from lis.rewards.ifbench.evaluate import VARIANTS
+
+    assert schema["properties"]["scoring"]["properties"]["ifbench_variants"]["enum"] == list(VARIANTS)

@@ -227,3 +227,21 @@ def test_commits_of_cache_paths():
     assert file_commit(Path("/c/somewhere/f.csv")) is None
     with recording_commits() as outer, recording_commits() as inner:
         assert outer is inner
+
+
+def test_bench_dataset_names_the_papers_benchmark_repo(hub_cache, repo_copy, tmp_path):
+    """tasks.bench_dataset (params) and --bench-dataset choose the hub repo of the paper's benchmark."""
+    import yaml
+
+    params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+    params["tasks"]["bench_dataset"] = "someone/bench-mirror"
+    (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    r, m = lis_tasks(hub_cache, tmp_path, "--profile", "full", "--revision", OTHER, cwd=repo_copy)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (m["bench_dataset"], m["resolved_commit"], m["count"]) == ("someone/bench-mirror", OTHER, 30)
+    assert m["commits"] == {"someone/bench-mirror": OTHER}
+    r, m = lis_tasks(hub_cache, tmp_path, "--profile", "full", "--bench-dataset", "daixuancheng/llm-in-sandbox-bench",
+                     cwd=repo_copy)  # the flag wins over params
+    assert r.returncode == 0 and m["commits"] == {"daixuancheng/llm-in-sandbox-bench": COMMIT}, r.stderr[-2000:]
+    with pytest.raises(LisError, match=r"hub dataset nobody/none \(config math\) at revision main"):
+        load_hub("math", None, bench_dataset="nobody/none")

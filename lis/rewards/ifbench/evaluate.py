@@ -18,6 +18,7 @@ from lis.rewards.base import Score
 from lis.rewards.ifbench.registry import IFBenchError, build_check
 
 Variants = Literal["ifbench8", "lis5"]
+VARIANTS = ("ifbench8", "lis5")
 
 
 def response_variants(response: str, variants: Variants = "ifbench8") -> list[str]:
