@@ -20,6 +20,7 @@ from lis.prompts import layout, render_prompts
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.sandbox.pool import SandboxPool
 from lis.tasks.schema import Task
+from lis.util import cancel
 
 
 def _record(task: Task, model: ChatModel, mode: str, **meta: Any) -> Trajectory:
@@ -35,10 +36,14 @@ def run_vanilla(task: Task, model: ChatModel, cfg: AgentConfig, **meta: Any) -> 
     messages = render_prompts(task, "vanilla")
     t0 = time.monotonic()
     try:
+        cancel.check()
         res = model.chat(messages, None, cfg.sampling)
-    except ModelError as e:
-        rec.termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
-        rec.error = e.one_line()
+    except (ModelError, cancel.Interrupted) as e:
+        if isinstance(e, cancel.Interrupted) or cancel.requested():
+            rec.termination = "interrupted"
+        else:
+            rec.termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
+            rec.error = e.one_line()
         rec.messages = messages
         rec.wall_s = time.monotonic() - t0
         return rec
@@ -77,7 +82,7 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
     """Run ``task`` in ``mode``. Sandbox modes take a sandbox from ``pool`` (or use ``sandbox``),
     place the task's files, run the loop, read the answer, optionally copy the output folder to
     ``collect_to``, and give the sandbox back. Never raises for model or sandbox failures: the
-    record's ``termination`` and ``error`` say what happened."""
+    record's ``termination`` and ``error`` say what happened ("interrupted" after Ctrl-C)."""
     if mode == "vanilla":
         return run_vanilla(task, model, cfg, **meta)
     rec = _record(task, model, mode, **meta)
@@ -102,7 +107,11 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
             except (OSError, SandboxError) as e:
                 rec.error = rec.error or f"could not copy {lay.output_dir} out: {e}"
     except SandboxError as e:
-        rec.termination, rec.error = "sandbox_error", e.one_line()
+        rec.termination = "interrupted" if cancel.requested() else "sandbox_error"
+        rec.error = e.one_line()
+        rec.messages = rec.messages or messages
+    except cancel.Interrupted:
+        rec.termination = "interrupted"
         rec.messages = rec.messages or messages
     finally:
         if sb is not None and sandbox is None and pool is not None:

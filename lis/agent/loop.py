@@ -24,6 +24,7 @@ from lis.agent.tools.schemas import TOOLS
 from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
 from lis.sandbox.base import Sandbox, SandboxError
+from lis.util import cancel
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
     """Run one episode on a started sandbox whose input files are in place; fill and return ``record``.
 
     Never raises for what the model or the commands do: the record's ``termination`` says how
-    the episode ended (submitted, max_turns, token_budget, timeout, model_error, sandbox_error).
+    the episode ended (submitted, max_turns, token_budget, timeout, model_error, sandbox_error,
+    or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`).
     """
     t0 = time.monotonic()
     deadline = t0 + cfg.episode_timeout_s
@@ -78,8 +80,15 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             termination = "token_budget"
             break
         try:
+            cancel.check()
             res = model.chat(history, TOOLS, cfg.sampling)
+        except cancel.Interrupted:
+            termination = "interrupted"
+            break
         except ModelError as e:
+            if cancel.requested():
+                termination = "interrupted"
+                break
             termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
             record.error = e.one_line()
             break
@@ -109,6 +118,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
         done = False
         try:
             for call in calls:
+                cancel.check()
                 fn = call.get("function", {})
                 name, raw = fn.get("name"), fn.get("arguments")
                 if name == INVALID:
@@ -133,9 +143,14 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
                 if out.done:
                     done = True
                     break
+        except cancel.Interrupted:
+            record.steps.append(step)
+            termination = "interrupted"
+            break
         except SandboxError as e:
             record.steps.append(step)
-            termination, record.error = "sandbox_error", e.one_line()
+            termination = "interrupted" if cancel.requested() else "sandbox_error"
+            record.error = e.one_line()
             break
         record.steps.append(step)
         if on_step:

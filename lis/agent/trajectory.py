@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 _append_lock = threading.Lock()
 
 
@@ -60,7 +60,9 @@ class Trajectory:
     messages: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     answer: str = ""
-    termination: str = ""                  # submitted | max_turns | token_budget | timeout | model_error | sandbox_error | error
+    termination: str = ""                  # submitted | max_turns | token_budget | timeout | answered | truncated
+    #                                        (the model's doing: scored) | model_error | sandbox_error | error
+    #                                        (infrastructure: errors, not wrong answers) | interrupted (Ctrl-C)
     error: str | None = None
     reward: float | None = None
     score: dict[str, Any] | None = None
@@ -73,6 +75,9 @@ class Trajectory:
     completion_tokens: int = 0
     cached_tokens: int = 0
     turns: int = 0
+    episode_id: str = ""                   # unique per episode run; scores refer to it
+    task_hash: str = ""                    # content hash of the task the episode ran
+    attempt: int = 1                       # 1 + earlier error records of the same episode key
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -19,6 +19,7 @@ import typer
 from lis.cli import bench as _bench
 from lis.cli import doctor as _doctor
 from lis.cli import eval as _eval
+from lis.cli import eval_summary as _eval_summary
 from lis.cli import image as _image
 from lis.cli import params as _params
 from lis.cli import pipeline as _pipeline
@@ -38,6 +39,7 @@ app.add_typer(_params.app, name="params")
 app.add_typer(_pipeline.app, name="pipeline")
 app.add_typer(_sandbox.app, name="sandbox")
 app.add_typer(_bench.app, name="bench")
+_eval.app.command("summary")(_eval_summary.summary)
 app.add_typer(_eval.app, name="eval")
 app.add_typer(_model.app, name="model")
 app.command("run")(_run.run)
@@ -54,6 +56,16 @@ def main() -> None:
     except LisError as e:
         print(f"error: {e.one_line()}", file=sys.stderr)
         sys.exit(2)
+    except SystemExit as e:
+        from lis.util import cancel
+
+        if cancel.requested():  # SIGTERM: the same prompt exit as Ctrl-C
+            from lis.sandbox import registry
+
+            registry.hard_exit(e.code if isinstance(e.code, int) else 1)
+        raise
     except KeyboardInterrupt:
+        from lis.sandbox import registry
+
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        registry.hard_exit(130)  # worker threads blocked in a model call must not hold the exit

@@ -23,11 +23,15 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default data/eval/<model>/<domain>/<mode>)."),
         limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
         workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Episodes at once (default eval.workers)."),
+        wait: bool = typer.Option(False, "--wait", help="If another process runs this job, wait for it instead of "
+                                                        "refusing."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Run (or resume) every episode of one (model, domain, mode) job; write trajectories.jsonl and metrics.json.
 
-    Finished episodes are kept in a journal (data/journal/...), so a killed run resumes where it stopped.
+    Finished episodes are kept in a journal (data/journal/...), so a killed run resumes where it stopped;
+    episodes that ended in an infrastructure error are retried (eval.max_attempts) and never scored 0.
+    Exit status: 0 done; 2 a usage error, or too many errors (eval.max_error_share); 130 interrupted.
     """
     from lis.eval.jobs import EvalJob
     from lis.eval.runner import run_job
@@ -41,32 +45,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     job = EvalJob(model, domain, mode)
     manifest = read_json(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
     m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),
-                journal_path=job.journal(), image_manifest=manifest, limit=limit, workers=workers)
+                journal_path=job.journal(), image_manifest=manifest, limit=limit, workers=workers, wait=wait)
     acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
-    log.info("%s: accuracy %s (95%% CI %s) over %d episodes, %d errors", job.name, acc, m["ci95"], m["n"], m["errors"])
-
-
-@app.command("summary")
-def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where the jobs' outputs are.")) -> None:
-    """Print Table 2 (vanilla → sandbox (Δ) per model and domain) and Table 3 (long context: documents
-    in the prompt vs as files) for whatever has been run."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from lis.eval.summary import load_metrics, table2, table3
-
-    metrics = load_metrics(root)
-    if not metrics:
-        typer.echo(f"no metrics under {root} yet: run `lis eval run` or the pipeline", err=True)
-        raise typer.Exit(1)
-    con = Console()
-    for title, (header, rows, _) in (("Table 2 — accuracy (%): vanilla → sandbox (Δ)", table2(metrics)),
-                                     ("Table 3 — long context (%)", table3(metrics))):
-        if not rows:
-            continue
-        t = Table(title=title)
-        for h in header:
-            t.add_column(h)
-        for r in rows:
-            t.add_row(*r)
-        con.print(t)
+    log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],
+             m["scored"], m["n"], m["errors"])

@@ -19,7 +19,7 @@ def report(image_manifest: Path = typer.Option(Path("data/image/manifest.json"),
            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Regenerate paper_figures/ (an index with provenance, and every table and figure available)."""
-    from lis.eval.summary import load_metrics
+    from lis.report.summary import load_metrics
     from lis.manifest import read_json
     from lis.report import write_index
     from lis.report.tables import write_tables

@@ -11,6 +11,7 @@ from lis.agent.loop import AgentConfig
 from lis.agent.tools.dispatch import ToolSettings
 from lis.errors import LisError
 from lis.models.base import Sampling
+from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj, hash_tree
 
 MODES = ("vanilla", "sandbox", "sandbox_inline")
@@ -55,7 +56,9 @@ def agent_config(params, job: EvalJob, sandbox_config=None) -> AgentConfig:
     a = params.section("agent")
     spec = model_spec(params, job.model)
     obs = a["observation"]
-    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"])
+    exts = (a.get("editor") or {}).get("view_extensions")
+    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
+                         view_extensions=tuple(exts) if exts else None)
     if sandbox_config is not None:
         tools = dataclasses.replace(tools, command_timeout_s=sandbox_config.command_timeout_s,
                                     max_output_bytes=sandbox_config.limits.max_output_bytes)
@@ -75,10 +78,24 @@ def prompts_hash() -> str:
     return hash_tree(Path(lis.prompts.__file__).parent / "templates")
 
 
+# The code that makes an episode (its scorer is not part of it: scores have their own key).
+EPISODE_CODE = ("lis/agent", "lis/sandbox", "lis/models", "lis/prompts")
+EPISODE_CODE_EXCLUDE = ("lis/sandbox/image", "lis/sandbox/bench.py")
+
+
+def episode_code_version() -> str:
+    return code_version(*EPISODE_CODE, exclude=EPISODE_CODE_EXCLUDE)
+
+
+def task_hash(task) -> str:
+    """Content hash of a task: an edited task (same id) runs again."""
+    return hash_obj(task.to_dict())
+
+
 def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, seed: int) -> str:
     """What makes an episode's result: a journal entry is reused only under the same hash (the
     job, the model's params entry and weights, the agent and sandbox settings, the prompt
-    templates, the seed)."""
+    templates, the version of the code that runs episodes, the seed). Scoring is not in it."""
     sb = None
     if sandbox_config is not None:
         sb = {"backend": sandbox_config.backend, "image": sandbox_config.image or sandbox_config.rootfs,
@@ -87,4 +104,5 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
     from lis.models.registry import fingerprint
 
     return hash_obj({"job": dataclasses.asdict(job), "model": spec, "weights": fingerprint(job.model, spec),
-                     "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(), "seed": seed})
+                     "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(),
+                     "code": episode_code_version(), "seed": seed})

@@ -1,4 +1,10 @@
-"""metrics.json of one job: accuracy with a 95% interval, n, errors, tokens, time, scorers."""
+"""metrics.json of one job: accuracy with a 95% interval, n, errors, tokens, time, scorers.
+
+An error is not a wrong answer: episodes that ended in an infrastructure failure (model server,
+sandbox, harness: ``model_error``/``sandbox_error``/``error``) and finished episodes that could not
+be scored (``unscored``) are left out of the accuracy, counted in ``errors`` (with their kinds in
+``error_kinds``) and as ``error_share`` of all episodes.
+"""
 from __future__ import annotations
 
 import math
@@ -8,8 +14,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from lis.agent.trajectory import Trajectory
+from lis.eval.journal import INFRA
 
-INFRA = {"model_error", "sandbox_error", "error"}
 
 
 def _interval(item_means: list[float], seed: int = 0, n_boot: int = 2000) -> tuple[float, float]:
@@ -38,13 +44,16 @@ def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: in
     repeat_means = [sum(v) / len(v) for v in per_repeat.values()]
     n = len(records)
     scorers = Counter((r.score or {}).get("scorer", "?") for r in scored)
+    kinds = Counter(r.termination if r.termination in INFRA else "unscored" for r in records if r.reward is None)
     return {
         **job,
         "n": n, "expected": expected, "items": len(by_item), "scored": len(scored),
         "accuracy": None if math.isnan(acc) else round(acc, 4),
         "ci95": None if math.isnan(lo) else [round(lo, 4), round(hi, 4)],
         "per_repeat_std": round(st.pstdev(repeat_means), 4) if len(repeat_means) > 1 else None,
-        "errors": sum(1 for r in records if r.termination in INFRA or r.reward is None),
+        "errors": sum(kinds.values()),
+        "error_kinds": dict(kinds),
+        "error_share": round(sum(kinds.values()) / n, 4) if n else None,
         "terminations": dict(Counter(r.termination for r in records)),
         "scorers": dict(scorers),
         "turns_mean": round(sum(r.turns for r in records) / n, 2) if n else None,

@@ -1,10 +1,15 @@
 """``lis eval run``: every episode of one (model, domain, mode) job, concurrently, resumable.
 
-Episodes run on worker threads through the sandbox pool; each finished episode is scored on
-the host and appended to the job's journal before the next result is awaited, so a crash or a
-SIGINT loses nothing that finished, and a re-run skips it. A bad item is recorded as an error
-and the run goes on. At the end the declared outputs are written from the journal:
-``trajectories.jsonl`` (sorted by episode key) and ``metrics.json``.
+Episodes run on worker threads through the sandbox pool; each episode is appended to the job's
+journal the moment it ends, so a crash or a SIGINT loses nothing that finished, and a re-run
+skips it. Scoring is its own pass (:mod:`lis.eval.scoring`), keyed by the scorer settings and
+code: a changed scorer re-scores the journal's episodes without running one again. Episodes that
+end in an infrastructure error are errors, not wrong answers: left out of the accuracy, counted,
+retried on later runs up to ``eval.max_attempts``; a job whose error share passes
+``eval.max_error_share`` fails instead of publishing a number. Ctrl-C starts nothing new,
+records what was in flight as interrupted (retried next time) and exits within seconds. At the
+end the declared outputs are written: ``trajectories.jsonl`` (sorted by episode key, with
+rewards) and ``metrics.json``.
 """
 from __future__ import annotations
 
@@ -13,44 +18,23 @@ import json
 import logging
 import os
 import time
+import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from lis.agent.episode import run_task
 from lis.agent.trajectory import Trajectory, episode_key
-from lis.eval.jobs import (EvalJob, agent_config, episode_seed, model_spec, repeats_for, settings_hash)
-from lis.eval.journal import Journal
+from lis.errors import LisError
+from lis.eval.jobs import (EvalJob, agent_config, episode_seed, model_spec, repeats_for, settings_hash, task_hash)
+from lis.eval.journal import INFRA, INTERRUPTED, Journal
 from lis.eval.metrics import compute_metrics
+from lis.eval.scoring import Scorer
 from lis.manifest import write_json
 from lis.tasks.schema import Task
+from lis.util import cancel
 
 log = logging.getLogger("lis.eval")
-
-
-def _judge(params):
-    """The configured LLM judge, or None (rule fallbacks)."""
-    conf = params.section("scoring")["judge"]
-    if not conf:
-        return None
-    from lis.models.registry import build_model
-    from lis.rewards.judge import Judge
-
-    spec = model_spec(params, conf["model"])
-    return Judge(build_model(conf["model"], spec), repeats=conf.get("repeats", 4),
-                 temperature=conf.get("temperature", 0.7), max_tokens=conf.get("max_tokens", 16384),
-                 cache_path=params.root / params.section("scoring")["judge_cache"])
-
-
-def _score(rec: Trajectory, task: Task, judge) -> None:
-    from lis.errors import LisError
-    from lis.rewards import score
-
-    try:
-        s = score(task, rec.answer, judge=judge, mode=rec.mode)
-        rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted, "details": s.details}
-    except LisError as e:  # e.g. the judge is unreachable: the episode stays, unscored, and is re-scored later
-        rec.reward, rec.score = None, {"error": e.one_line()}
 
 
 class _Progress:
@@ -74,10 +58,12 @@ class _Progress:
             self.task = self.bar.add_task(name, total=total, completed=done, acc="-", err=0)
 
     def update(self, rec: Trajectory) -> None:
+        if rec.termination == INTERRUPTED:
+            return
         self.done += 1
         if rec.reward is not None:
             self.rewards.append(rec.reward)
-        if rec.reward is None or rec.termination in ("model_error", "sandbox_error", "error"):
+        else:
             self.errors += 1
         acc = f"{sum(self.rewards) / len(self.rewards):.3f}" if self.rewards else "-"
         if self.bar:
@@ -92,16 +78,15 @@ class _Progress:
             self.bar.stop()
 
 
-def _error_record(task: Task, job: EvalJob, e: BaseException, **meta: Any) -> Trajectory:
-    return Trajectory(task_id=task.id, model=job.model, mode=job.mode, domain=task.domain, termination="error",
-                      error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}", **meta)
+def _error_record(task: Task, job: EvalJob, termination: str, error: str | None = None, **meta: Any) -> Trajectory:
+    known = set(Trajectory.__dataclass_fields__)
+    return Trajectory(task_id=task.id, model=job.model, mode=job.mode, domain=task.domain, termination=termination,
+                      error=error, **{k: v for k, v in meta.items() if k in known})
 
 
 def read_task_rows(path: Path) -> tuple[list[Task], list[tuple[str, str]]]:
     """Tasks of a JSONL, leniently: a row that is not a valid Task becomes (id, problem) instead of
     ending the job. Raises LisError only when the file itself is missing."""
-    from lis.errors import LisError
-
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
     good, bad = [], []
@@ -119,8 +104,20 @@ def read_task_rows(path: Path) -> tuple[list[Task], list[tuple[str, str]]]:
 
 
 def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_path: Path,
-            image_manifest: dict | None = None, limit: int | None = None, workers: int | None = None) -> dict:
-    """Run (or resume) one job and write its outputs; return its metrics."""
+            image_manifest: dict | None = None, limit: int | None = None, workers: int | None = None,
+            wait: bool = False) -> dict:
+    """Run (or resume) one job and write its outputs; return its metrics.
+
+    One run per job: while another process runs it, raise LisError naming that process (or, with
+    ``wait``, wait for it). Raises LisError when the share of errors passes ``eval.max_error_share``
+    (no metrics are published then; the journal keeps every episode)."""
+    journal = Journal(journal_path)
+    with journal.lock(job.name, wait=wait):
+        return _run_locked(params, job, tasks_path, journal, out_dir, image_manifest, limit, workers)
+
+
+def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_dir: Path,
+                image_manifest: dict | None, limit: int | None, workers: int | None) -> dict:
     from lis.models.registry import build_model
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
@@ -136,16 +133,32 @@ def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_pa
         sandbox_cfg = config_from_params(params.section("sandbox"), params.section("image"),
                                          run_id=registry.RUN_ID, image_manifest=image_manifest)
     cfg = agent_config(params, job, sandbox_cfg)
-    base_seed = int(params.section("eval")["seed"])
+    ev = params.section("eval")
+    base_seed, max_attempts, max_share = int(ev["seed"]), int(ev["max_attempts"]), float(ev["max_error_share"])
     shash = settings_hash(job, spec, cfg, sandbox_cfg, base_seed)
-    journal = Journal(journal_path)
-    done = journal.finished(shash)
-    todo = [(t, r) for t in tasks for r in range(repeats_for(params, job.domain))
-            if episode_key(t.id, r, job.mode) not in done]
-    expected = sum(repeats_for(params, job.domain) for _ in tasks) + len(bad_rows)
-    log.info("%s: %d tasks, %d episodes, %d already done (journal %s)", job.name, len(tasks), expected,
-             expected - len(todo), journal_path)
-    n_workers = workers or int(params.section("eval")["workers"])
+    thash = {t.id: task_hash(t) for t in tasks}
+    state = journal.state(shash, thash)
+    reps = repeats_for(params, job.domain)
+    done: dict[str, Trajectory] = dict(state.finished)
+    todo, retries = [], 0
+    for t in tasks:
+        for r in range(reps):
+            key = episode_key(t.id, r, job.mode)
+            if key in done:
+                continue
+            tried = state.attempts(key)
+            if tried >= max_attempts:  # given up: the last error stands, counted as an error
+                done[key] = state.failures[key][-1]
+                continue
+            retries += tried > 0
+            todo.append((t, r, tried + 1))
+    expected = len(tasks) * reps + len(bad_rows)
+    given_up = sum(1 for r in done.values() if r.termination in INFRA)
+    log.info("%s: %d tasks, %d episodes, %d already done (journal %s)%s%s", job.name, len(tasks), expected,
+             expected - len(bad_rows) - len(todo), journal.path,
+             f"; {retries} to retry after errors" if retries else "",
+             f"; {given_up} given up after {max_attempts} attempts" if given_up else "")
+    n_workers = workers or int(ev["workers"])
     pool = None
     if sandbox_cfg is not None and todo:
         sec = params.section("sandbox")
@@ -153,42 +166,50 @@ def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_pa
         pool = SandboxPool(sandbox_cfg, max_concurrent=n_workers, warm=sec["pool"]["warm"],
                            engines=sec["engines"] or None)
     model = build_model(job.model, spec) if todo else None
-    judge = _judge(params)
     by_id = {t.id: t for t in tasks}
-    for rec in done.values():  # finished earlier but unscored (the judge was down): score now
-        if rec.reward is None and rec.task_id in by_id:
-            _score(rec, by_id[rec.task_id], judge)
-            journal.append(rec)
-    progress = _Progress(job.name, expected, expected - len(todo))
+    scorer = Scorer(params, journal, by_id)
+    progress = _Progress(job.name, expected, expected - len(bad_rows) - len(todo))
 
-    def one(task: Task, repeat: int) -> Trajectory:
-        meta = dict(repeat=repeat, run_id=registry.RUN_ID, params_hash=shash,
-                    seed=episode_seed(base_seed, task.id, repeat))
+    def meta_for(task: Task, repeat: int, attempt: int) -> dict[str, Any]:
+        return dict(repeat=repeat, run_id=registry.RUN_ID, params_hash=shash, task_hash=thash[task.id],
+                    seed=episode_seed(base_seed, task.id, repeat), attempt=attempt, episode_id=uuid.uuid4().hex)
+
+    def one(task: Task, repeat: int, attempt: int) -> Trajectory:
+        meta = meta_for(task, repeat, attempt)
         try:
+            cancel.check()  # nothing new after Ctrl-C
             ep_cfg = cfg
             if cfg.sampling.seed is None:
                 ep_cfg = dataclasses.replace(cfg, sampling=dataclasses.replace(cfg.sampling, seed=meta["seed"]))
             rec = run_task(task, model, job.mode, ep_cfg, pool=pool, **meta)
-        except Exception as e:  # a bad item: record it and go on
-            log.warning("%s: task %s failed: %s", job.name, task.id, e)
-            rec = _error_record(task, job, e, **meta)
-        rec.params_hash = shash
-        _score(rec, task, judge)
+        except cancel.Interrupted:
+            rec = _error_record(task, job, INTERRUPTED, **meta)
+        except Exception as e:  # a harness failure on this item: an error, retried on a later run
+            if cancel.requested():
+                rec = _error_record(task, job, INTERRUPTED, **meta)
+            else:
+                log.warning("%s: task %s failed: %s", job.name, task.id, e)
+                rec = _error_record(task, job, "error", f"{type(e).__name__}: {' '.join(str(e).split())[:300]}",
+                                    **meta)
+        for k in ("params_hash", "task_hash", "attempt", "episode_id"):
+            setattr(rec, k, meta[k])
         journal.append(rec)
+        scorer.apply(rec)
         return rec
 
     executor = ThreadPoolExecutor(max_workers=max(1, n_workers), thread_name_prefix="lis-eval")
+    futures: dict[Future, tuple[Task, int, int]] = {executor.submit(one, *item): item for item in todo}
+    pending: set[Future] = set(futures)
     try:
-        pending: set[Future] = {executor.submit(one, t, r) for t, r in todo}
         while pending:
             finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
             for f in finished:
-                done_rec = f.result()
-                done[done_rec.key] = done_rec
-                progress.update(done_rec)
+                rec = f.result()
+                if rec.termination != INTERRUPTED:
+                    done[rec.key] = rec
+                progress.update(rec)
     except BaseException:
-        executor.shutdown(wait=False, cancel_futures=True)
-        registry.close_all()  # running episodes end with sandbox_error; they are retried on a re-run
+        _interrupt(executor, pending, futures, journal, job, meta_for)
         progress.close()
         raise
     executor.shutdown(wait=True)
@@ -202,10 +223,43 @@ def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_pa
         done[rec.key] = rec
     ids = set(by_id) | {rid for rid, _ in bad_rows}
     records = sorted((r for r in done.values() if r.task_id in ids), key=lambda r: r.key)
-    write_outputs(out_dir, records, compute_metrics(records, {"model": job.model, "domain": job.domain,
-                                                              "mode": job.mode, "settings_hash": shash},
-                                                    expected, time.monotonic() - t0))
-    return json.loads((out_dir / "metrics.json").read_text())
+    scorer.apply_all(records, workers=n_workers)
+    metrics = compute_metrics(records, {"model": job.model, "domain": job.domain, "mode": job.mode,
+                                        "settings_hash": shash, "scoring_hash": scorer.hash},
+                              expected, time.monotonic() - t0)
+    metrics["limits"] = {"max_attempts": max_attempts, "max_error_share": max_share}
+    if metrics["n"] and metrics["error_share"] > max_share:
+        for stale in ("metrics.json", "trajectories.jsonl"):  # never leave an older number in place
+            (out_dir / stale).unlink(missing_ok=True)
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(metrics["error_kinds"].items()))
+        first = next((r.error or (r.score or {}).get("error") for r in records if r.reward is None
+                      and (r.error or (r.score or {}).get("error"))), None)
+        raise LisError(f"{job.name}: {metrics['errors']} of {metrics['n']} episodes are errors ({kinds}), "
+                       f"{100 * metrics['error_share']:.0f}% > eval.max_error_share {100 * max_share:.0f}%; "
+                       f"no accuracy published" + (f"; e.g. {first[:200]}" if first else ""),
+                       f"fix the cause and run again: finished episodes are kept, errors are retried up to "
+                       f"eval.max_attempts ({max_attempts}) times (journal {journal.path})")
+    write_outputs(out_dir, records, metrics)
+    return metrics
+
+
+def _interrupt(executor: ThreadPoolExecutor, pending: set[Future], futures: dict, journal: Journal, job: EvalJob,
+               meta_for) -> None:
+    """Ctrl-C: start nothing new, remove our sandboxes, give running episodes a moment to stop,
+    and record the ones still in flight as interrupted (retried on the next run)."""
+    from lis.sandbox import registry
+
+    cancel.request()
+    executor.shutdown(wait=False, cancel_futures=True)
+    registry.close_all()
+    running = {f for f in pending if not f.cancelled()}
+    _, stuck = wait(running, timeout=2.0)
+    for f in stuck:  # still blocked (e.g. in a model call): its record is written here
+        task, repeat, attempt = futures[f]
+        meta = meta_for(task, repeat, attempt)
+        journal.append(_error_record(task, job, INTERRUPTED, **meta))
+    log.warning("%s: interrupted; %d episode(s) in flight recorded as interrupted, %d not started "
+                "(run again to resume)", job.name, len(running), len(pending) - len(running))
 
 
 def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:

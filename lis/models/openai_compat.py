@@ -27,6 +27,7 @@ import openai
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
 from lis.models.toolcalls import normalize_tool_calls
+from lis.util import cancel
 
 log = logging.getLogger("lis.models.openai")
 
@@ -118,6 +119,7 @@ class OpenAIChatModel:
         shrunk = False
         t0 = time.perf_counter()
         while True:
+            cancel.check()  # after Ctrl-C no new request is sent
             try:
                 resp = self._client.chat.completions.create(**body, timeout=self.timeout_s)
             except openai.APIStatusError as e:
@@ -155,7 +157,7 @@ class OpenAIChatModel:
             delay = self._delay(attempt, retry_after)
             log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s",
                         self.name, self.base_url, reason, attempt, attempts, delay)
-            time.sleep(delay)
+            cancel.sleep(delay)
             attempt += 1
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

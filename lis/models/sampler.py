@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lis.util import cancel
+
 
 @dataclass
 class Draw:
@@ -54,6 +56,7 @@ def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int]
     ids: list[int] = []
     logprobs: list[float] = []
     for _ in range(max_new_tokens):
+        cancel.check()
         logits = out.logits[0, -1].float()
         base = torch.log_softmax(logits / (1.0 if greedy else temperature), dim=-1)
         if greedy:

@@ -28,6 +28,7 @@ class ChatServer:
         (e.g. ``Retry-After``) — tests of retries and of error handling."""
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []  # wall-clock arrival of each chat request (time.time())
         self._fail_left = fail_first
         self._fail_status = fail_status
         self._fail_body = fail_body or {"error": {"message": "injected failure"}}
@@ -65,6 +66,7 @@ class ChatServer:
                     return self._send(400, {"error": {"message": "body is not JSON"}})
                 with server._lock:
                     server.requests.append(req)
+                    server.request_times.append(time.time())
                     if server._fail_left > 0:
                         server._fail_left -= 1
                         return self._send(server._fail_status, server._fail_body, server._fail_headers)

@@ -1,4 +1,5 @@
-"""Snakemake and DVC must declare the same stages: command, dependencies, params and outputs.
+"""Snakemake and DVC must declare the same stages: command, dependencies, params and outputs, and
+each stage's code dependencies must be the code its command runs (:mod:`lis.pipeline.code_deps`).
 
 Both files are read by their own tools (Snakemake's DAG, DVC's index), after interpolation, so
 what is compared is what each tool would run. Stages are matched by their set of outputs.
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lis.errors import LisError
+from lis.pipeline.code_deps import check_code_deps
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl]) -> list[str]:
     problems: list[str] = []
     by_outs = {s.outs: s for s in snake}
     seen = set()
+    code_checked: dict[str, list[str]] = {}
     for d in dvc:
         for n in d.notes:
             problems.append(f"dvc stage {d.name}: {n}")
@@ -147,6 +150,9 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl]) -> list[str]:
         if s.params != d.params:
             problems.append(f"{where}: params differ: only snakemake {sorted(s.params - d.params)}, "
                             f"only dvc {sorted(d.params - s.params)}")
+        if d.cmd not in code_checked:  # one check per command (matrix stages share it)
+            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps))
+        problems += [f"{where}: {p}" for p in code_checked[d.cmd]]
     for s in snake:
         if s.outs not in seen:
             problems.append(f"snakemake rule {s.name}: no DVC stage has outputs {sorted(s.outs)}")

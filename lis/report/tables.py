@@ -5,7 +5,7 @@ from pathlib import Path
 
 import polars as pl
 
-from lis.eval.summary import table2, table3
+from lis.report.summary import table2, table3
 
 
 def _md(header: list[str], rows: list[list[str]]) -> str:

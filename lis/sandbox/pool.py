@@ -21,6 +21,7 @@ from typing import Iterator
 
 from lis.sandbox.base import Sandbox, SandboxConfig, SandboxError
 from lis.sandbox.factory import make_sandbox
+from lis.util import cancel
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class SandboxPool:
 
     def _fill_one(self) -> None:
         try:
+            if cancel.requested():
+                return
             sb = self._new()
             if self._closed:
                 self._forget(sb)
@@ -86,9 +89,14 @@ class SandboxPool:
         """A started sandbox (warm when one is ready). Blocks while max_concurrent are out."""
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
-        if not self._slots.acquire(timeout=timeout if timeout is not None else -1):
-            raise SandboxError(f"no sandbox free within {timeout}s (max_concurrent={self.max_concurrent})")
+        cancel.check()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._slots.acquire(timeout=0.2):  # wake up now and then: after Ctrl-C nothing new starts
+            cancel.check()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise SandboxError(f"no sandbox free within {timeout}s (max_concurrent={self.max_concurrent})")
         try:
+            cancel.check()
             while True:
                 try:
                     sb = self._ready.get_nowait()

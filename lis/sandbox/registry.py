@@ -1,7 +1,8 @@
 """The sandboxes this process has running, so that every exit path removes them.
 
-``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: close every live
-sandbox, then exit (130/143). ``atexit`` closes what is left on a normal exit. After SIGKILL
+``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: cancel (see
+:mod:`lis.util.cancel`: no new episode, model call or sandbox), close every live sandbox, then
+unwind (130/143); a second signal exits at once. ``atexit`` closes what is left on a normal exit. After SIGKILL
 nothing runs here: Docker sandboxes still stop by themselves (their supervisor exits when our
 connection closes) and ``lis sandbox cleanup`` removes whatever is left.
 """
@@ -11,8 +12,11 @@ import atexit
 import logging
 import os
 import signal
+import sys
 import threading
 import uuid
+
+from lis.util import cancel
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +53,33 @@ def close_all() -> int:
 
 
 def _handler(signum, frame):
+    """First SIGINT/SIGTERM: cancel (nothing new starts), remove our sandboxes, and let the main
+    thread unwind (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second
+    signal: remove our sandboxes and exit at once."""
+    again = cancel.requested()
+    cancel.request()
     n = close_all()
     if n:
         log.warning("signal %s: removed %d sandbox(es)", signal.Signals(signum).name, n)
+    if again:
+        hard_exit(128 + signum)
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise SystemExit(128 + signum)
+
+
+def hard_exit(status: int) -> None:
+    """Remove our sandboxes, flush logs and streams, and end the process now, without waiting
+    for worker threads that are still blocked in a model call (they would hold the interpreter's
+    exit for as long as the call takes)."""
+    close_all()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe must not stop the exit
+            pass
+    os._exit(status)
 
 
 def install_signal_handlers() -> None:

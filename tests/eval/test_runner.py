@@ -106,9 +106,17 @@ def test_a_bad_item_is_recorded_and_the_run_goes_on(repo_copy):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with ChatServer(ScriptedModel([assistant("\\boxed{1}")] * 10, name="m")) as srv:
         add_model(repo_copy, "m", srv.base_url)
-        lis(repo_copy, "eval", "run", "--model", "m", "--domain", "math", "--mode", "vanilla", "--profile", "ci")
+        args = ("eval", "run", "--model", "m", "--domain", "math", "--mode", "vanilla", "--profile", "ci")
+        r = lis(repo_copy, *args, check=False)  # half the items are errors: far above eval.max_error_share
+        assert r.returncode == 2 and "2 of 4 episodes are errors (error 1, unscored 1)" in r.stderr
+        assert "no accuracy published" in r.stderr and "Traceback" not in r.stderr
+        assert not (repo_copy / "data/eval/m/math/vanilla/metrics.json").exists()
+        add_model(repo_copy, "m", srv.base_url, eval={"max_error_share": 1.0})
+        lis(repo_copy, *args)
+        assert len(srv.requests) == 3  # the finished episodes were not asked again
     m = metrics(repo_copy, "m", "math", "vanilla")
     assert m["n"] == 4 and m["errors"] == 2 and m["scored"] == 2
+    assert m["error_kinds"] == {"error": 1, "unscored": 1} and m["accuracy"] == 0.0
     recs = {r["task_id"]: r for r in records(repo_copy, "m", "math", "vanilla")}
     assert recs["broken"]["reward"] is None and "cooking" in recs["broken"]["score"]["error"]
     assert recs["torn"]["termination"] == "error" and "malformed task row" in recs["torn"]["error"]
@@ -116,12 +124,12 @@ def test_a_bad_item_is_recorded_and_the_run_goes_on(repo_copy):
 
 def test_unreachable_server_is_an_error_per_episode_not_a_crash(repo_copy):
     lis(repo_copy, "tasks", "--domain", "math", "--limit", "2", "--out", "data/tasks/math.jsonl")
-    add_model(repo_copy, "gone", "http://127.0.0.1:9/v1")
+    add_model(repo_copy, "gone", "http://127.0.0.1:9/v1", eval={"max_error_share": 1.0})
     lis(repo_copy, "eval", "run", "--model", "gone", "--domain", "math", "--mode", "vanilla", "--profile", "ci")
     m = metrics(repo_copy, "gone", "math", "vanilla")
-    assert m["terminations"] == {"model_error": 2} and m["errors"] == 2
+    assert m["terminations"] == {"model_error": 2} and m["errors"] == 2 and m["accuracy"] is None
     rec = records(repo_copy, "gone", "math", "vanilla")[0]
-    assert "127.0.0.1:9" in rec["error"] and "\n" not in rec["error"]
+    assert "127.0.0.1:9" in rec["error"] and "\n" not in rec["error"] and rec["reward"] is None
 
 
 def test_sandbox_mode_through_the_server(repo_copy, image_tag):

@@ -46,3 +46,36 @@ def test_params_drift_in_snakefile_is_caught(repo_copy):
     rule.write_text(rule.read_text().replace('stage_params("report")', 'stage_params("report", "image")'))
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
     assert any("params differ: only snakemake ['image']" in p for p in problems), problems
+
+
+def _edit_both(repo, rule_file, old, new, dvc_fn):
+    path = repo / rule_file
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    _edit_dvc(repo, dvc_fn)
+
+
+def _eval_stages(stages):
+    return [stages[k] for k in ("eval_vanilla", "eval_sandbox")] + [stages["eval_inline"]["do"]]
+
+
+def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
+    """Both files agree, but neither declares the scorers the eval stages run."""
+    def drop(stages):
+        for st in _eval_stages(stages):
+            st["deps"].remove("lis/rewards")
+
+    _edit_both(repo_copy, "workflow/rules/eval.smk", '"lis/prompts", "lis/rewards",', '"lis/prompts",', drop)
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    assert any("runs code it does not declare as a dependency: lis/rewards/" in p for p in problems), problems
+
+
+def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
+    def add(stages):
+        stages["report"]["deps"].append("lis/agent")
+
+    _edit_both(repo_copy, "workflow/rules/report.smk", 'code(*CORE, "lis/report",', 'code(*CORE, "lis/agent", "lis/report",',
+               add)
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    assert any("declares code it does not run: lis/agent" in p for p in problems), problems

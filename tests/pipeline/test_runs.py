@@ -23,8 +23,17 @@ def jobs_run(stdout_err: str) -> list[str]:
 
 
 def snakemake(repo, *args):
-    r = run(["snakemake", "--cores", "2", "--printshellcmds", "paper", *args], cwd=repo)
+    # PYTHONPATH: the stages run the copy's own code (the tests edit it)
+    r = run(["snakemake", "--cores", "2", "--printshellcmds", "paper", *args], cwd=repo,
+            env={"PYTHONPATH": str(repo)})
     return r.stdout + r.stderr
+
+
+def edit_code(repo, rel, old, new):
+    path = repo / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1))
 
 
 def set_param(repo, section, key, value, file="params.yaml"):
@@ -57,6 +66,20 @@ def test_snakemake_runs_then_reruns_nothing(repo_copy, image_tag):
     set_param(repo_copy, "report", "title", "Another title")
     assert jobs_run(snakemake(repo_copy, "--config", "profile=ci")) == ["report"]
     assert "Another title" in (repo_copy / "paper_figures/index.md").read_text()
+
+    # code is a dependency: a change to the report's code re-renders the report only ...
+    edit_code(repo_copy, "lis/report/tables.py", "    out_dir.mkdir(parents=True, exist_ok=True)\n",
+              "    out_dir.mkdir(parents=True, exist_ok=True)\n    _edited = True\n")
+    assert jobs_run(snakemake(repo_copy, "--config", "profile=ci")) == ["report"]
+    # ... a docstring is no change of behaviour for the journal, but the stage re-runs: nothing is repeated
+    # ... a change to a scorer re-runs every eval job, which re-scores from the journal and runs no episode
+    edit_code(repo_copy, "lis/rewards/text.py", "from __future__ import annotations\n",
+              "from __future__ import annotations\n\n_EDITED = True\n")
+    out = snakemake(repo_copy, "--config", "profile=ci")
+    assert jobs_run(out) == ["eval", "report"] and "lis tasks" not in out and "lis image" not in out
+    log = (repo_copy / "logs/eval/tiny/math/sandbox.log").read_text()
+    last = log[log.rindex("already done") - 200:]
+    assert re.search(r"(\d+) episodes, \1 already done", last) and "scoring" in last, last
 
     set_param(repo_copy, "image", "name", "lis-sandbox-renamed")  # same content: re-tagged, not rebuilt
     try:
@@ -97,3 +120,14 @@ def test_dvc_repro_runs_then_reruns_nothing(repo_copy, image_tag):
     r = run(["dvc", "repro"], cwd=repo_copy)
     assert "Running stage 'report'" in r.stdout and "Running stage 'image'" not in r.stdout
     assert "DVC overlay" in (repo_copy / "paper_figures/index.md").read_text()
+    # the report's code is a dependency of the report stage only
+    edit_code(repo_copy, "lis/report/index.py", "from __future__ import annotations\n",
+              "from __future__ import annotations\n\n_EDITED = True\n")
+    r = run(["dvc", "status"], cwd=repo_copy)
+    assert "report:" in r.stdout and "eval_" not in r.stdout and "tasks" not in r.stdout, r.stdout
+    # a scorer's code is a dependency of every eval stage
+    edit_code(repo_copy, "lis/rewards/text.py", "from __future__ import annotations\n",
+              "from __future__ import annotations\n\n_EDITED = True\n")
+    r = run(["dvc", "status"], cwd=repo_copy)
+    assert "eval_vanilla@tiny-math:" in r.stdout.replace("\n", " ") or "eval_vanilla@" in r.stdout, r.stdout
+    assert "image:" not in r.stdout and "tasks@" not in r.stdout, r.stdout

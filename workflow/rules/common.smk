@@ -26,3 +26,17 @@ def stage_params(*sections):
 def files_under(folder):
     """Every file under ``folder``: a change to any of them re-runs the rule (DVC hashes the folder)."""
     return sorted(p.as_posix() for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+# The code each stage runs (dvc.yaml lists the same paths; `lis pipeline check` proves both cover
+# what the stage's command imports, and no more): a fix to a scorer re-scores, a fix to the loop
+# re-runs episodes, a change to the report only re-renders.
+CORE = ["lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/manifest.py", "lis/util", "lis/cli/options.py"]
+
+
+def code(*paths):
+    """Source files of ``paths`` (folders expand to their files), for a rule's input."""
+    out = []
+    for p in paths:
+        out += files_under(p) if Path(p).is_dir() else [p]
+    return out

@@ -2,12 +2,14 @@
 # from its journal (data/journal/): a re-run repeats no finished episode.
 JOBS = P.data["jobs"]
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
+EVAL_CODE = code(*CORE, "lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards",
+                 "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
 
 
 rule eval_vanilla:
     input:
         "data/tasks/{domain}.jsonl",
-        files_under("lis/prompts/templates"),
+        EVAL_CODE,
     output:
         "data/eval/{model}/{domain}/vanilla/metrics.json",
         "data/eval/{model}/{domain}/vanilla/trajectories.jsonl",
@@ -25,7 +27,7 @@ rule eval_sandbox:
     input:
         "data/tasks/{domain}.jsonl",
         "data/image/manifest.json",
-        files_under("lis/prompts/templates"),
+        EVAL_CODE,
     output:
         "data/eval/{model}/{domain}/sandbox/metrics.json",
         "data/eval/{model}/{domain}/sandbox/trajectories.jsonl",
@@ -43,7 +45,7 @@ rule eval_inline:
     input:
         "data/tasks/long_context.jsonl",
         "data/image/manifest.json",
-        files_under("lis/prompts/templates"),
+        EVAL_CODE,
     output:
         "data/eval/{model}/long_context/sandbox_inline/metrics.json",
         "data/eval/{model}/long_context/sandbox_inline/trajectories.jsonl",

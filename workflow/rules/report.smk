@@ -6,6 +6,7 @@ rule report:
     input:
         manifest="data/image/manifest.json",
         metrics=eval_metrics(),
+        code=code(*CORE, "lis/report", "lis/cli/report.py"),
     output:
         "paper_figures/index.md",
         "paper_figures/index.json",

@@ -25,6 +25,14 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
+def _counts(*jobs: dict | None) -> str:
+    """ " · n a/b" (scored episodes of each job) and " · errors c/d" when a job had errors: an
+    accuracy is never shown without how many answers it rests on and how many were errors."""
+    ns = "/".join("–" if j is None else str(j.get("scored", j.get("n"))) for j in jobs)
+    errs = [0 if j is None else int(j.get("errors") or 0) for j in jobs]
+    return f" · n {ns}" + (f" · errors {'/'.join(map(str, errs))}" if any(errs) else "")
+
+
 def _index(metrics: list[dict]) -> dict[tuple[str, str, str], dict]:
     return {(m["model"], m["domain"], m["mode"]): m for m in metrics}
 
@@ -42,9 +50,11 @@ def table2(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]
             v, s = idx.get((model, d, "vanilla")), idx.get((model, d, "sandbox"))
             va, sa = (v or {}).get("accuracy"), (s or {}).get("accuracy")
             delta = None if va is None or sa is None else sa - va
-            row.append(f"{_pct(va)} → {_pct(sa)} ({'–' if delta is None else f'{100 * delta:+.1f}'})")
+            row.append(f"{_pct(va)} → {_pct(sa)} ({'–' if delta is None else f'{100 * delta:+.1f}'})"
+                       + _counts(v, s))
             raw.append({"model": model, "domain": d, "vanilla": va, "sandbox": sa, "delta": delta,
-                        "n_vanilla": (v or {}).get("n"), "n_sandbox": (s or {}).get("n"),
+                        "n_vanilla": (v or {}).get("scored"), "n_sandbox": (s or {}).get("scored"),
+                        "errors_vanilla": (v or {}).get("errors"), "errors_sandbox": (s or {}).get("errors"),
                         "ci95_vanilla": (v or {}).get("ci95"), "ci95_sandbox": (s or {}).get("ci95")})
         rows.append(row)
     return header, rows, raw
@@ -58,8 +68,10 @@ def table3(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]
     header = ["Model", "Vanilla (documents in prompt)", "Sandbox, documents in prompt", "Sandbox, documents as files"]
     rows, raw = [], []
     for model in models:
-        cells = [idx.get((model, "long_context", mode), {}).get("accuracy")
-                 for mode in ("vanilla", "sandbox_inline", "sandbox")]
-        rows.append([model] + [_pct(c) for c in cells])
-        raw.append({"model": model, "vanilla": cells[0], "sandbox_inline": cells[1], "sandbox_files": cells[2]})
+        jobs = [idx.get((model, "long_context", mode)) for mode in ("vanilla", "sandbox_inline", "sandbox")]
+        cells = [(j or {}).get("accuracy") for j in jobs]
+        rows.append([model] + [_pct(c) + (_counts(j) if j else "") for c, j in zip(cells, jobs)])
+        raw.append({"model": model, "vanilla": cells[0], "sandbox_inline": cells[1], "sandbox_files": cells[2],
+                    **{f"{k}_{m}": (j or {}).get(f) for j, m in zip(jobs, ("vanilla", "sandbox_inline", "sandbox_files"))
+                       for k, f in (("n", "scored"), ("errors", "errors"))}})
     return header, rows, raw

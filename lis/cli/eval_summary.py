@@ -1,0 +1,33 @@
+"""``lis eval summary``: the paper's result tables of whatever has been run (its own module, so that
+the eval stage's code does not include the report's)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where the jobs' outputs are.")) -> None:
+    """Print Table 2 (vanilla → sandbox per model and domain) and Table 3 (long context) of what has run.
+
+    Each accuracy is shown with its n (scored episodes) and, when there were any, its errors."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from lis.report.summary import load_metrics, table2, table3
+
+    metrics = load_metrics(root)
+    if not metrics:
+        typer.echo(f"no metrics under {root} yet: run `lis eval run` or the pipeline", err=True)
+        raise typer.Exit(1)
+    con = Console()
+    for title, (header, rows, _) in (("Table 2 — accuracy (%): vanilla → sandbox (Δ)", table2(metrics)),
+                                     ("Table 3 — long context (%)", table3(metrics))):
+        if not rows:
+            continue
+        t = Table(title=title)
+        for h in header:
+            t.add_column(h)
+        for r in rows:
+            t.add_row(*r)
+        con.print(t)

@@ -1,0 +1,97 @@
+"""The code a pipeline stage runs, found from its imports, to check the stages' declared code deps.
+
+Every stage is one ``lis <command>``; the code it runs is the module defining that command and
+everything it imports, directly or inside functions (grimp reads every import statement), plus
+the ``__init__`` of every package on the way (Python runs them on import). ``lis.cli`` itself is
+left out: it only registers the commands. A stage must declare that code as dependencies — in
+the Snakefile and in dvc.yaml alike — so that a fix to a scorer re-scores, a fix to the loop
+re-runs episodes and a change to the report only re-renders; and it should declare no more, or
+unrelated edits re-run it. ``lis pipeline check`` compares the two.
+"""
+from __future__ import annotations
+
+import functools
+import shlex
+from pathlib import Path
+
+from lis.util.code_version import PACKAGE_ROOT
+
+DISPATCHER = "lis.cli"  # registers the sub-commands; not part of any stage's code
+
+
+def command_module(cmd: str) -> str:
+    """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval")."""
+    from lis.cli import app
+
+    words = [w for w in shlex.split(cmd) if not w.startswith("-")]
+    if not words or words[0] != "lis":
+        raise ValueError(f"not a lis command: {cmd}")
+    typer_app, rest = app, words[1:]
+    while rest:
+        name = rest.pop(0)
+        group = next((g for g in typer_app.registered_groups if g.name == name), None)
+        if group is not None:
+            typer_app = group.typer_instance
+            continue
+        command = next((c for c in typer_app.registered_commands
+                        if (c.name or c.callback.__name__.replace("_", "-")) == name), None)
+        if command is None:
+            break
+        return command.callback.__module__
+    raise ValueError(f"no lis command in: {cmd}")
+
+
+@functools.lru_cache(maxsize=1)
+def _graph():
+    import grimp
+
+    return grimp.build_graph("lis", include_external_packages=False, cache_dir=None)
+
+
+def module_file(module: str) -> str:
+    """The source file of a module of lis, relative to the folder holding ``lis/``."""
+    rel = Path(*module.split("."))
+    if (PACKAGE_ROOT / rel).is_dir():
+        return (rel / "__init__.py").as_posix()
+    return rel.with_suffix(".py").as_posix()
+
+
+def closure(module: str) -> set[str]:
+    """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__``
+    of each package on the way (and what those import), without the CLI dispatcher."""
+    graph = _graph()
+    todo, seen = [module], set()
+    while todo:
+        m = todo.pop()
+        if m in seen or m == DISPATCHER:
+            continue
+        seen.add(m)
+        todo += [u for u in graph.find_upstream_modules(m) if u not in seen]
+        parts = m.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) not in seen]
+    seen.discard(DISPATCHER)
+    return seen
+
+
+def stage_code_files(cmd: str) -> set[str]:
+    """Source files (relative paths) of the code that ``cmd`` runs."""
+    return {module_file(m) for m in closure(command_module(cmd))}
+
+
+def check_code_deps(cmd: str, deps: set[str]) -> list[str]:
+    """Problems with the code deps (paths under ``lis/``) that a stage declares for ``cmd``:
+    code it runs that no dep covers, and code deps it does not run."""
+    code = stage_code_files(cmd)
+    declared = sorted(d.rstrip("/") for d in deps if d == "lis" or d.startswith("lis/"))
+
+    def covers(dep: str, f: str) -> bool:
+        return f == dep or f.startswith(dep + "/")
+
+    problems = []
+    missing = sorted(f for f in code if not any(covers(d, f) for d in declared))
+    if missing:
+        problems.append(f"runs code it does not declare as a dependency: {', '.join(missing)}")
+    unused = [d for d in declared if not any(covers(d, f) for f in code)]
+    if unused:
+        problems.append(f"declares code it does not run: {', '.join(unused)}")
+    return problems

@@ -1,0 +1,47 @@
+"""Process-wide cancellation: after Ctrl-C nothing new starts — no episode, model call or sandbox.
+
+    from lis.util import cancel
+    cancel.check()          # raises Interrupted once cancel.request() was called (e.g. by SIGINT)
+    cancel.sleep(2.0)       # a sleep that ends early (raising Interrupted) on cancellation
+
+The signal handler (``lis.sandbox.registry``) calls :func:`request`; the agent loop checks before
+every model and tool call, the sandbox pool before every start, model backends between retries
+and while sampling. :class:`Interrupted` derives from ``BaseException`` so that the many
+``except Exception`` that turn failures into error records never swallow it: an interrupted
+episode is recorded as ``interrupted`` (retried on the next run), never as a finished one.
+"""
+from __future__ import annotations
+
+import threading
+
+_event = threading.Event()
+
+
+class Interrupted(BaseException):
+    """The run was cancelled (Ctrl-C / SIGTERM); the current work must stop without a new start."""
+
+
+def request() -> None:
+    """Cancel everything from now on (idempotent)."""
+    _event.set()
+
+
+def requested() -> bool:
+    return _event.is_set()
+
+
+def check() -> None:
+    """Raise :class:`Interrupted` if cancellation was requested."""
+    if _event.is_set():
+        raise Interrupted("interrupted")
+
+
+def sleep(seconds: float) -> None:
+    """Sleep ``seconds``, or raise :class:`Interrupted` as soon as cancellation is requested."""
+    if _event.wait(max(0.0, seconds)):
+        raise Interrupted("interrupted")
+
+
+def reset() -> None:
+    """Forget a cancellation (tests and long-lived processes that start a new run)."""
+    _event.clear()

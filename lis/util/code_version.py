@@ -1,0 +1,64 @@
+"""A version of source code that changes when its behaviour can change, not when its comments do.
+
+    code_version("lis/agent", "lis/sandbox")    # 16 hex digits
+
+Python files count by their syntax tree with docstrings removed (comments, blank lines and
+formatting never reach the tree), every other file by its bytes. Caches of results (the eval
+journal's episodes and scores) are keyed by it, so that a fix to the agent loop re-runs episodes
+and a fix to a scorer re-scores them, while a reworded docstring costs nothing.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+import lis
+
+PACKAGE_ROOT = Path(lis.__file__).resolve().parent.parent  # the folder holding lis/
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def file_digest(path: Path) -> bytes:
+    data = path.read_bytes()
+    if path.suffix == ".py":
+        try:
+            data = ast.dump(_strip_docstrings(ast.parse(data, filename=str(path))), include_attributes=False).encode()
+        except SyntaxError:
+            pass  # hashed by its bytes: a file that does not parse is still a change
+    return hashlib.sha256(data).digest()
+
+
+def _files(path: Path, exclude: tuple[str, ...]) -> list[Path]:
+    if path.is_file():
+        return [path]
+    out = []
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(PACKAGE_ROOT).as_posix()
+        if not p.is_file() or "__pycache__" in p.parts or p.suffix == ".pyc":
+            continue
+        if any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude):
+            continue
+        out.append(p)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def code_version(*paths: str, exclude: tuple[str, ...] = ()) -> str:
+    """Hash of the code under ``paths`` (relative to the folder holding ``lis/``), minus ``exclude``."""
+    h = hashlib.sha256()
+    for rel in paths:
+        for p in _files(PACKAGE_ROOT / rel, exclude):
+            h.update(p.relative_to(PACKAGE_ROOT).as_posix().encode() + b"\0")
+            h.update(file_digest(p))
+    return h.hexdigest()[:16]
