@@ -87,3 +87,56 @@ def test_malformed_calls_become_observations(sb):
     assert o.error == "missing_argument" and "No command provided" in o.observation
     o = execute_tool_call(sb, "submit", "{}", S)
     assert o.done and o.observation == "<<< Finished >>>"
+
+
+REFUSED = ("Execution output of [str_replace_editor]:\nERROR: Viewing non-Python files is disallowed for saving context. "
+           "File '/testbed/notes.txt' is not a .py or .rst file.")
+
+
+def test_view_restricted_to_py_and_rst_as_in_the_0_2_package(sb):
+    """agent.editor.view_extensions [".py", ".rst"]: other files are refused with 0.2's words, listings
+    show folders and those files only; the other commands are not restricted (as in 0.2)."""
+    only = ToolSettings(command_timeout_s=10, view_extensions=(".py", ".rst"))
+    sb.put_files({"m.py": "x = 1\n", "d.rst": "Title\n", "sub/e.py": "y\n", "sub/f.csv": "1\n"}, "/testbed/w")
+    sb.write_file("/testbed/notes.txt", "alpha\n")
+    o = execute_tool_call(sb, "str_replace_editor", {"command": "view", "path": "/testbed/notes.txt"}, only)
+    assert o.observation == REFUSED and o.error == "editor"
+    o = execute_tool_call(sb, "str_replace_editor", {"command": "view", "path": "/testbed/w/m.py"}, only)
+    assert o.error is None and "     1\tx = 1" in o.observation
+    o = execute_tool_call(sb, "str_replace_editor", {"command": "view", "path": "/testbed/w/d.rst"}, only)
+    assert o.error is None and "     1\tTitle" in o.observation
+    listing = execute_tool_call(sb, "str_replace_editor", {"command": "view", "path": "/testbed/w"}, only).observation
+    assert "/testbed/w/m.py" in listing and "/testbed/w/d.rst" in listing and "/testbed/w/sub/e.py" in listing
+    assert "/testbed/w/sub\n" in listing + "\n" and "f.csv" not in listing
+    o = execute_tool_call(sb, "str_replace_editor", {"command": "str_replace", "path": "/testbed/notes.txt",
+                                                     "old_str": "alpha", "new_str": "beta"}, only)
+    assert o.error is None and sb.read_file("/testbed/notes.txt") == b"beta\n"
+    # the default (None): any text file, every entry
+    assert ed(sb, command="view", path="/testbed/notes.txt").error is None
+    assert "f.csv" in ed(sb, command="view", path="/testbed/w").observation
+
+
+def test_view_extensions_param_reaches_the_episode(sb):
+    """params agent.editor.view_extensions → agent_config → ToolSettings → the editor, in a real episode."""
+    import dataclasses
+
+    from lis.agent.loop import run_episode
+    from lis.agent.trajectory import Trajectory
+    from lis.eval.jobs import EvalJob, agent_config
+    from lis.models.scripted import ScriptedModel, assistant, tool_call
+    from lis.params import load
+    from tests.conftest import ROOT
+
+    p = load(ROOT, profile="ci")
+    assert p.section("agent")["editor"]["view_extensions"] is None  # the default: any text file
+    assert agent_config(p, EvalJob("tiny", "math", "sandbox")).tools.view_extensions is None
+    agent = {**p.data["agent"], "editor": {"view_extensions": [".py", ".rst"]}}
+    cfg = agent_config(dataclasses.replace(p, data={**p.data, "agent": agent}), EvalJob("tiny", "math", "sandbox"))
+    assert cfg.tools.view_extensions == (".py", ".rst")
+    sb.write_file("/testbed/notes.txt", "alpha\n")
+    model = ScriptedModel([assistant(None, tool_call("str_replace_editor", {"command": "view", "path": "/testbed/notes.txt"})),
+                           assistant(None, tool_call("submit", {}))])
+    rec = Trajectory(task_id="t", model="scripted", mode="sandbox")
+    run_episode(model, sb, [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+                dataclasses.replace(cfg, max_turns=3), rec)
+    assert rec.steps[0].calls[0].observation.startswith(REFUSED)

@@ -22,6 +22,7 @@ class ToolSettings:
     max_lines: int = 80       # a stream longer than this keeps its first and last `keep` lines
     keep: int = 40
     max_chars: int = 20000    # per stream, after line truncation
+    view_extensions: tuple[str, ...] | None = None  # editor view: None = any text file; (".py", ".rst") = 0.2's rule
 
 
 @dataclass
@@ -72,7 +73,7 @@ def execute_tool_call(sb: Sandbox, name: str | None, raw_arguments: Any, setting
         return ToolOutcome(obs, name, args, exit_code=-1 if r.timed_out or r.exit_code is None else r.exit_code,
                            exec_time_s=time.monotonic() - t0, timed_out=r.timed_out)
     try:  # str_replace_editor
-        result = run_editor(sb, args)
+        result = run_editor(sb, args, settings.view_extensions)
         return ToolOutcome(editor_observation(result), name, args, exit_code=0, exec_time_s=time.monotonic() - t0)
     except EditorError as e:
         return ToolOutcome(editor_observation(f"ERROR: {e}"), name, args, exit_code=1,

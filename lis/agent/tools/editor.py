@@ -1,9 +1,12 @@
 """``str_replace_editor``: view, create, str_replace, insert — on any text file of the sandbox.
 
 File contents travel through the sandbox's file operations (never through a shell command
-line), so size and path characters do not matter and CRLF survives. Unlike the official
+line), so size and path characters do not matter and CRLF survives. Unlike the official 0.2
 editor: ``view`` works on every text file and lists every file of a directory (theirs refuses
-non-``.py`` files, which pushed models to ``cat``); binary files get a clear message.
+non-``.py``/``.rst`` files, which pushed models to ``cat``); binary files get a clear message.
+``view_extensions`` (params ``agent.editor.view_extensions``, e.g. ``[".py", ".rst"]``) restores
+the 0.2 restriction: other files are refused with 0.2's message and directory listings show
+only folders and such files.
 """
 from __future__ import annotations
 
@@ -65,7 +68,14 @@ def _snippet(text: str, first_line: int, n_new: int) -> str:
     return _numbered(lines[lo:hi], lo + 1)
 
 
-def view(sb: Sandbox, path: str, view_range: list[int] | None) -> str:
+def _ext_list(exts: tuple[str, ...]) -> str:
+    """(".py", ".rst") → ".py or .rst" (0.2's wording); (".py", ".rst", ".md") → ".py, .rst or .md"."""
+    return exts[0] if len(exts) == 1 else f"{', '.join(exts[:-1])} or {exts[-1]}"
+
+
+def view(sb: Sandbox, path: str, view_range: list[int] | None, extensions: tuple[str, ...] | None = None) -> str:
+    """``cat -n`` of a file, or a directory's entries two levels deep. With ``extensions``, other
+    files are refused (and left out of listings) as the official 0.2 editor does."""
     r = sb.exec(f"test -d {shlex.quote(path)} && echo dir || (test -e {shlex.quote(path)} && echo file || echo none)",
                 timeout=30)
     kind = r.stdout.strip()
@@ -75,11 +85,18 @@ def view(sb: Sandbox, path: str, view_range: list[int] | None) -> str:
         if view_range:
             raise EditorError("view_range applies to files, not directories.")
         q = shlex.quote(path)
-        r = sb.exec(f"find {q} -maxdepth 2 -not -path '*/.*' | LC_ALL=C sort | head -n {MAX_DIR_ENTRIES + 1}", timeout=30)
+        only = ""
+        if extensions:
+            only = " \\( -type d" + "".join(f" -o -name {shlex.quote('*' + e)}" for e in extensions) + " \\)"
+        r = sb.exec(f"find {q} -maxdepth 2 -not -path '*/.*'{only} | LC_ALL=C sort | head -n {MAX_DIR_ENTRIES + 1}",
+                    timeout=30)
         entries = r.stdout.splitlines()
         more = "\n(more entries not shown; use execute_bash with ls or find)" if len(entries) > MAX_DIR_ENTRIES else ""
         return (f"Here are the files and directories up to 2 levels deep in {path}, excluding hidden items:\n"
                 + "\n".join(entries[:MAX_DIR_ENTRIES]) + more)
+    if extensions and not path.endswith(tuple(extensions)):
+        raise EditorError(f"Viewing non-Python files is disallowed for saving context. "
+                          f"File '{path}' is not a {_ext_list(extensions)} file.")
     text = _read_text(sb, path)
     lines = text.split("\n")
     if text.endswith("\n"):
@@ -155,8 +172,11 @@ def insert(sb: Sandbox, path: str, insert_line: int | None, new_str: str | None)
             f"Review the changes and make sure they are as expected (correct indentation, no duplicate lines).")
 
 
-def run_editor(sb: Sandbox, args: dict) -> str:
-    """Dispatch one editor call; raises EditorError with the message for the model."""
+def run_editor(sb: Sandbox, args: dict, view_extensions: tuple[str, ...] | None = None) -> str:
+    """Dispatch one editor call; raises EditorError with the message for the model.
+
+    ``view_extensions``: None lets ``view`` show any text file; a tuple such as (".py", ".rst")
+    limits it to those files, as the official 0.2 editor does."""
     command = args.get("command")
     path = args.get("path")
     if not isinstance(path, str) or not path:
@@ -164,7 +184,7 @@ def run_editor(sb: Sandbox, args: dict) -> str:
     if not path.startswith("/"):
         raise EditorError(f"The path {path} is not an absolute path; it should start with `/` (e.g. /testbed/{path}).")
     if command == "view":
-        return view(sb, path, args.get("view_range"))
+        return view(sb, path, args.get("view_range"), view_extensions)
     if command == "create":
         return create(sb, path, args.get("file_text"))
     if command == "str_replace":
