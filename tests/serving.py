@@ -56,7 +56,7 @@ def transformers_serve(model_dir: Path, workdir: Path, timeout: float = 120) -> 
 
 def tiny_model_dir() -> Path:
     """The default tiny model (built into the machine's cache on first use)."""
-    from lis.models.tiny import DEFAULT_SFT_STEPS, build_tiny, default_path
+    from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
 
     path = default_path(0, DEFAULT_SFT_STEPS)
     build_tiny(path, seed=0, sft_steps=DEFAULT_SFT_STEPS)

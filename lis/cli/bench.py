@@ -24,7 +24,7 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     """Round trip of `echo hi` through our execute_bash vs a raw exec_run on the same container;
     sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; idle memory."""
     from lis.sandbox import registry
-    from lis.sandbox.bench import bench_sandbox
+    from lis.bench.sandbox import bench_sandbox
     from lis.sandbox.factory import config_from_params
     from lis.util.log import console
 

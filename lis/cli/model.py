@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.models.tiny import DEFAULT_SFT_STEPS
+from lis.train.tiny.build import DEFAULT_SFT_STEPS
 
 app = typer.Typer(help="Model backends: build the tiny offline model.", no_args_is_help=True)
 log = logging.getLogger("lis.model")
@@ -45,7 +45,7 @@ def tiny(out: Optional[Path] = typer.Option(None, "--out", help="Folder to build
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from lis.models.tiny import build_tiny, default_path
+    from lis.train.tiny.build import build_tiny, default_path
     from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
@@ -67,8 +67,8 @@ def _check(folder: Path, seed: int, per_domain: int, profile: Optional[str], par
     """check_agent on the model in ``folder`` with the sandbox, turn limit and tiny sampling of the params."""
     from lis.models.local_hf import LocalHFModel
     from lis.models.registry import sampling_from
-    from lis.models.tiny import PAPER_SAMPLING
-    from lis.models.tiny_check import check_agent
+    from lis.train.tiny.build import PAPER_SAMPLING
+    from lis.train.agent_check import check_agent
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
 

@@ -25,14 +25,14 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from lis.models.openai_compat import OpenAIChatModel
     from lis.models.registry import build_model
     from lis.models.server import ChatServer
-    from lis.models.tiny import build_tiny
+    from lis.train.tiny.build import build_tiny
 
 _LAZY = {
     "ChatServer": "lis.models.server",
     "LocalHFModel": "lis.models.local_hf",
     "OpenAIChatModel": "lis.models.openai_compat",
     "build_model": "lis.models.registry",
-    "build_tiny": "lis.models.tiny",
+    "build_tiny": "lis.train.tiny.build",
 }
 
 

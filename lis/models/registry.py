@@ -6,7 +6,7 @@
     build_model("tiny", {"backend": "tiny"})          # built into the cache on first use
 
 Backends: ``openai`` (any OpenAI-compatible server or API), ``local`` (a transformers folder),
-``tiny`` (the offline tiny model, built by :func:`lis.models.tiny.build_tiny` when missing; its
+``tiny`` (the offline tiny model, built by :func:`lis.train.tiny.build.build_tiny` when missing; its
 ``seed`` is the build's seed and the sampler's, ``path`` defaults to the cache) and ``scripted``
 (replays ``replies``; tests). Keys that do not apply to the backend are errors, not ignored.
 """
@@ -76,7 +76,7 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                              f"set models.{name}.model to a transformers model folder")
         return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"),
                                  dtype=spec.get("dtype", "auto"), **local)
-    from lis.models.tiny import DEFAULT_SFT_STEPS, build_tiny, default_path
+    from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
 
     build_seed = int(spec.get("seed") or 0)
     steps = int(spec.get("sft_steps", DEFAULT_SFT_STEPS))
@@ -100,7 +100,7 @@ def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     if backend == "scripted":
         return {"replies": len(spec.get("replies") or [])}
     if backend == "tiny":
-        from lis.models.tiny import DEFAULT_SFT_STEPS, build_tiny, default_path
+        from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
 
         seed, steps = int(spec.get("seed") or 0), int(spec.get("sft_steps", DEFAULT_SFT_STEPS))
         path = Path(spec["path"]) if spec.get("path") else default_path(seed, steps)

@@ -21,7 +21,7 @@ def unused_port() -> int:
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
     """The tiny model built with the default recipe (seed 0), measured before and after its warm-up."""
-    from lis.models.tiny import build_tiny
+    from lis.train.tiny.build import build_tiny
 
     out = tmp_path_factory.mktemp("models") / "tiny"
     build_tiny(out, seed=0)
@@ -31,7 +31,7 @@ def tiny_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def small_build(tmp_path_factory) -> tuple[Path, dict]:
     """A second, quick build (seed 3, 8 warm-up steps, no measurement) to compare others with."""
-    from lis.models.tiny import build_tiny
+    from lis.train.tiny.build import build_tiny
 
     out = tmp_path_factory.mktemp("models") / "small"
     return out, build_tiny(out, seed=3, sft_steps=8, measure=False)

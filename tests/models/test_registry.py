@@ -6,7 +6,7 @@ import pytest
 from lis.agent.tools.schemas import TOOLS
 from lis.models import (LocalHFModel, ModelError, OpenAIChatModel, Sampling, ScriptedModel, build_model)
 from lis.models.server import ChatServer
-from lis.models.tiny import MAX_CONTEXT
+from lis.train.tiny.build import MAX_CONTEXT
 
 
 def test_openai_entry_reaches_a_real_server():

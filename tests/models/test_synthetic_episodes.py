@@ -7,7 +7,7 @@ import re
 import pytest
 
 from lis.agent.tools.schemas import TOOLS
-from lis.models.synthetic_episodes import NO_LOSS, episodes, episodes_sha256
+from lis.train.teacher.episodes import NO_LOSS, episodes, episodes_sha256
 from lis.models.toolcalls import check_tool_call
 
 REMAINING = re.compile(r"\nSteps Remaining: (\d+)$")
@@ -34,7 +34,7 @@ def test_every_domain_and_mode_appears(eps):
 
 
 def test_sample_tasks_carry_no_ground_truth():
-    from lis.models.synthetic_tasks import SAMPLE_DOMAINS, sample_tasks
+    from lis.train.teacher.tasks import SAMPLE_DOMAINS, sample_tasks
 
     samples = sample_tasks()
     assert set(samples) == set(SAMPLE_DOMAINS)
@@ -77,7 +77,7 @@ def test_sandbox_episodes_follow_the_loop_format(eps):
 
 
 def test_vanilla_replies_have_the_domain_form(eps):
-    from lis.models.tiny_check import answer_has_form
+    from lis.train.agent_check import answer_has_form
 
     vanilla = [e for e in eps if e.mode == "vanilla"]
     assert len(vanilla) > 20 and all(e.tools is None and len(e.messages) == 2 for e in vanilla)
@@ -102,7 +102,7 @@ def test_encode_labels_exactly_the_trained_turns(tiny_model):
     """Labels = the ids of each trained-on assistant turn after its header, end token included;
     the same as rendering the conversation prefix by prefix (the definition)."""
     from lis.models.toolcalls import arguments_as_dicts
-    from lis.models.warmup import IGNORE, encode
+    from lis.train.tiny.warmup import IGNORE, encode
 
     tok = tiny_model.tokenizer
     for e in episodes(12, 3):
@@ -125,7 +125,7 @@ def test_encode_labels_exactly_the_trained_turns(tiny_model):
 
 
 def test_length_batches_cover_everything_once():
-    from lis.models.warmup import Example, length_batches
+    from lis.train.tiny.warmup import Example, length_batches
 
     data = [Example([0] * n, [0] * n) for n in (5, 3, 9, 3, 7)]
     batches = length_batches(data, 2)

@@ -13,7 +13,7 @@ import pytest
 from lis.agent.tools.schemas import TOOLS
 from lis.errors import LisError
 from lis.models import Sampling, build_tiny
-from lis.models.tiny import DEFAULT_SFT_STEPS, MAX_CONTEXT, PAPER_SAMPLING, default_path, sha256_file
+from lis.train.tiny.build import DEFAULT_SFT_STEPS, MAX_CONTEXT, PAPER_SAMPLING, default_path, sha256_file
 
 
 def file_hashes(folder: Path) -> dict[str, str]:
@@ -21,7 +21,7 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 
 def test_manifest_describes_the_build(tiny_dir, tiny_manifest):
-    from lis.models.synthetic_tasks import SAMPLE_DOMAINS
+    from lis.train.teacher.tasks import SAMPLE_DOMAINS
 
     m = tiny_manifest
     assert (m["seed"], m["sft_steps"], m["hidden_size"], m["num_hidden_layers"]) == (0, DEFAULT_SFT_STEPS, 64, 2)
@@ -53,8 +53,8 @@ def test_warmup_raises_the_valid_tool_call_rate(tiny_manifest):
 
 def test_saved_model_emits_valid_tool_calls(tiny_model):
     """The folder (not the in-memory model of the build) on episodes the build never saw."""
-    from lis.models.synthetic_episodes import episodes
-    from lis.models.warmup import tool_call_rate
+    from lis.train.teacher.episodes import episodes
+    from lis.train.tiny.warmup import tool_call_rate
 
     res = tool_call_rate(tiny_model, episodes(8, 777), seed=5, sampling=Sampling(**PAPER_SAMPLING))
     assert res["turns"] >= 12 and res["rate"] >= 0.8, res
@@ -76,7 +76,7 @@ def test_first_turn_of_a_real_prompt_is_a_tool_call(tiny_model, prompt):
 
 def test_vanilla_answers_have_the_domain_form(tiny_model):
     """No tools, the real vanilla prompts: math answers in \\boxed{}, biomed answers one letter."""
-    from lis.models.tiny_check import answer_has_form
+    from lis.train.agent_check import answer_has_form
     from lis.prompts import render_prompts
     from lis.tasks import load_samples
 

@@ -9,8 +9,8 @@ import typer
 from typer.testing import CliRunner
 
 from lis.models import Sampling
-from lis.models.tiny import PAPER_SAMPLING
-from lis.models.tiny_check import CHECK_DOMAINS, answer_has_form, check_agent
+from lis.train.tiny.build import PAPER_SAMPLING
+from lis.train.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
 
 
 @pytest.fixture(scope="module")

@@ -22,10 +22,10 @@ import logging
 import random
 import string
 
-from lis.models import synthetic_text as st
+from lis.train.teacher import text as st
 from lis.tasks.schema import Task
 
-log = logging.getLogger("lis.models.tiny")
+log = logging.getLogger("lis.train.tiny.build")
 
 SAMPLE_DOMAINS = ("math", "physics", "biomed", "long_context", "instruct_follow", "demo")
 KINDS = ("math", "physics", "chem", "biomed", "long_context", "instruct_follow", "instruct_pretrain", "demo")

@@ -155,7 +155,7 @@ def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sa
                    max_turns: int | None = None) -> dict[str, Any]:
     """The fraction of sampled assistant turns that parse into valid tool calls.
 
-    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.models.synthetic_episodes.Episode`);
+    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.train.teacher.episodes.Episode`);
     those without tools (vanilla) are skipped. Each trained-on assistant turn is a test, up to
     ``max_turns`` in all: the model gets the conversation before it and samples one turn with
     ``sampling`` (default: temperature 1, at most 96 tokens), seeded ``seed + k``; the turn counts

@@ -5,7 +5,7 @@
 
 Offline and deterministic: the same arguments give the same files (weights hash included) on
 the same software stack (the warm-up runs on one CPU thread). Steps: scripted episodes under the
-real prompts of every domain and mode (:mod:`lis.models.synthetic_episodes`); a byte-level BPE
+real prompts of every domain and mode (:mod:`lis.train.teacher.episodes`); a byte-level BPE
 tokenizer trained on CPython stdlib sources + those episodes as the chat template renders them
 (TRL's Qwen3-Instruct-2507 template; merges cross words, so the long prompts become short); a
 random-init Qwen3 (hidden 64, 2 layers); a supervised warm-up with the loss on assistant turns
@@ -29,7 +29,7 @@ from typing import Any
 
 from lis.errors import LisError
 
-log = logging.getLogger("lis.models.tiny")
+log = logging.getLogger("lis.train.tiny.build")
 
 BUILD_VERSION = 2          # bump when the recipe changes: cached builds are keyed by it (2: real prompts)
 DEFAULT_SFT_STEPS = 1200
@@ -106,7 +106,7 @@ def _existing(out: Path, seed: int, sft_steps: int) -> dict[str, Any] | None:
     built = (manifest.get("build_version"), manifest.get("seed"), manifest.get("sft_steps"))
     if built != (BUILD_VERSION, seed, sft_steps) or not (out / "model.safetensors").is_file():
         return None
-    from lis.models import synthetic_episodes as synth
+    from lis.train.teacher import episodes as synth
 
     episodes = synth.episodes(TRAIN_EPISODES, seed)
     return manifest if manifest.get("data", {}).get("sha256") == synth.episodes_sha256(episodes) else None
@@ -118,12 +118,12 @@ def _build(out: Path, seed: int, sft_steps: int, measure: bool,
     import transformers
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
 
-    from lis.models import synthetic_episodes as synth
-    from lis.models import tiny_tokenizer as tt
+    from lis.train.teacher import episodes as synth
+    from lis.train.tiny import tokenizer as tt
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
-    from lis.models.synthetic_tasks import sample_tasks
-    from lis.models.warmup import IGNORE, encode, tool_call_rate, train
+    from lis.train.teacher.tasks import sample_tasks
+    from lis.train.tiny.warmup import IGNORE, encode, tool_call_rate, train
 
     timings: dict[str, float] = {}
     t = time.perf_counter()

@@ -1,0 +1,1 @@
+"""The scripted teacher: tasks, plans (tool calls that solve or answer them) and their episodes."""
