@@ -16,6 +16,7 @@ envvars:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/image.smk"
 include: "workflow/rules/tasks.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/eval.smk"
 include: "workflow/rules/report.smk"
 

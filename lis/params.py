@@ -188,16 +188,34 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
     return Params(root=root, profile=name, data=merged, sections=sections)
 
 
+def trained_models(jobs: dict) -> list[str]:
+    """The models this pipeline trains (each in data/models/<name>): base, sft, rft, llm-rl and one
+    grpo-<variant> per jobs.grpo_data."""
+    return ["base", "sft", "rft", "llm-rl", *(f"grpo-{v}" for v in jobs.get("grpo_data", []))]
+
+
 def _check_jobs(data: dict, source: str) -> None:
-    """What the schema cannot say: job lists name models entries; the ablation needs its domain."""
+    """What the schema cannot say: job lists name models entries; every evaluated model is either
+    trained here or listed as external (its data/models/<name> folder has exactly one producer);
+    the ablation needs its domain."""
     jobs, models = data.get("jobs"), data.get("models", {})
     if not jobs:
         return
-    for key in ("models", "long_context_ablation"):
+    for key in ("models", "external", "long_context_ablation"):
         for m in jobs.get(key, []):
             if m not in models:
                 raise ParamsError(f"{source}: jobs.{key}: '{m}' is not a models entry ({', '.join(models)})",
                                   "add it under models: or remove it from the job list")
+    trained, external = trained_models(jobs), jobs.get("external", [])
+    for m in external:
+        if m in trained:
+            raise ParamsError(f"{source}: jobs.external: '{m}' is a model this pipeline trains",
+                              "remove it from jobs.external")
+    for key in ("models", "long_context_ablation"):
+        for m in jobs.get(key, []):
+            if m not in trained and m not in external:
+                raise ParamsError(f"{source}: jobs.{key}: '{m}' is neither trained here ({', '.join(trained)}) "
+                                  f"nor listed in jobs.external", f"add '{m}' to jobs.external")
     if jobs.get("long_context_ablation") and "long_context" not in jobs.get("domains", []):
         raise ParamsError(f"{source}: jobs.long_context_ablation needs long_context in jobs.domains",
                           "add long_context to jobs.domains or empty the ablation list")

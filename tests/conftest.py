@@ -1,6 +1,7 @@
 """Shared fixtures. Tests use the real Docker engine, real Snakemake and DVC; nothing is mocked."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -71,3 +72,37 @@ def copy_repo(dest: Path) -> Path:
 @pytest.fixture
 def repo_copy(tmp_path) -> Path:
     return copy_repo(tmp_path / "repo")
+
+
+# -- the tiny agent (shared by the model, train and eval tests) ---------------------------------
+@pytest.fixture(scope="session")
+def tiny_dir(image_tag) -> Path:
+    """The tiny agent of the smoke recipe (built once per machine; see tests/serving.py)."""
+    from tests.serving import tiny_model_dir
+
+    return tiny_model_dir()
+
+
+@pytest.fixture(scope="session")
+def tiny_manifest(tiny_dir) -> dict:
+    return json.loads((tiny_dir / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_dir):
+    """The tiny agent loaded through the local transformers backend (shared across tests)."""
+    from lis.models.local_hf import LocalHFModel
+
+    return LocalHFModel.load(tiny_dir, name="tiny", device="cpu", seed=0)
+
+
+@pytest.fixture
+def prompt() -> list[dict]:
+    """The first turn of a real sandbox episode: the math sample's system and user prompts, with the
+    ``Steps Remaining`` line the agent loop adds (the smoke profile's 6 turns)."""
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    messages = render_prompts(load_samples("math")[0], "sandbox")
+    messages[-1]["content"] += "\nSteps Remaining: 6"
+    return messages

@@ -55,9 +55,14 @@ def transformers_serve(model_dir: Path, workdir: Path, timeout: float = 120) -> 
 
 
 def tiny_model_dir() -> Path:
-    """The default tiny model (built into the machine's cache on first use)."""
-    from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
+    """The tiny agent of the smoke recipe (base → teacher episodes in the real sandbox → SFT), built
+    once per machine into the cache (lis.train.tiny.agent.cached_tiny_agent: a few minutes)."""
+    from lis.params import load
+    from lis.sandbox.factory import config_from_params
+    from lis.sandbox.image import ensure_image
+    from lis.train.tiny.agent import cached_tiny_agent
 
-    path = default_path(0, DEFAULT_SFT_STEPS)
-    build_tiny(path, seed=0, sft_steps=DEFAULT_SFT_STEPS)
-    return path
+    root = Path(__file__).resolve().parents[1]
+    p = load(root, profile="smoke")
+    ensure_image(p.section("image"), root)
+    return cached_tiny_agent(p, config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-tiny"))

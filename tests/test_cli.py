@@ -62,7 +62,7 @@ def test_engine_unreachable_is_one_line():
 
 @pytest.mark.parametrize("query", ["", "   \n\t "])
 def test_run_refuses_an_empty_query(query, tmp_path):
-    r = run(["lis", "run", "--model", "tiny", "--query", query, "--output-dir", str(tmp_path)], check=False)
+    r = run(["lis", "run", "--model", "sft", "--query", query, "--output-dir", str(tmp_path)], check=False)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "--query" in r.stderr and "empty" in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == []  # nothing started, nothing written

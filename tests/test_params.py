@@ -134,8 +134,19 @@ def test_cli_check_all_profiles_and_show():
 
 
 def test_jobs_must_name_model_entries(proj):
-    edit(proj / "params.yaml", lambda d: d["jobs"].update(models=["tiny", "gpt-9"]))
+    edit(proj / "params.yaml", lambda d: d["jobs"].update(models=["sft", "gpt-9"]))
     with pytest.raises(ParamsError, match="jobs.models: 'gpt-9' is not a models entry"):
+        load(proj)
+
+
+def test_evaluated_models_are_trained_here_or_external(proj):
+    edit(proj / "params.yaml", lambda d: d["jobs"].update(models=["sft", "qwen3-4b-instruct-2507"]))
+    with pytest.raises(ParamsError, match="'qwen3-4b-instruct-2507' is neither trained here .* nor listed in jobs.external"):
+        load(proj)
+    edit(proj / "params.yaml", lambda d: d["jobs"].update(external=["qwen3-4b-instruct-2507"]))
+    load(proj)
+    edit(proj / "params.yaml", lambda d: d["jobs"].update(external=["sft"]))
+    with pytest.raises(ParamsError, match="jobs.external: 'sft' is a model this pipeline trains"):
         load(proj)
 
 
@@ -146,7 +157,7 @@ def test_ablation_needs_long_context(proj):
 
 
 def test_job_lists_cannot_come_from_an_overlay(proj):
-    edit(proj / "workflow/params/ci.yaml", lambda d: d.update(jobs={"models": ["tiny"]}))
+    edit(proj / "workflow/params/ci.yaml", lambda d: d.update(jobs={"models": ["sft"]}))
     with pytest.raises(ParamsError, match="'jobs' cannot be set in a profile overlay"):
         load(proj, profile="ci")
 

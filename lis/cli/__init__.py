@@ -4,6 +4,7 @@
     lis params check|show           validate / print the merged params of a profile
     lis image build                 stage 1: the sandbox image and its manifest
     lis tasks                       task sets (offline samples or the HF hub) as JSONL
+    lis context-tasks               the RL training context tasks (train split, data variants)
     lis score                       score one response with the runner's scorer
     lis sandbox cleanup|exec        remove leftover sandboxes; run a command in a fresh one
     lis bench sandbox               tool-call round trip, start, pool, concurrency, memory
@@ -17,6 +18,7 @@ import sys
 import typer
 
 from lis.cli import bench as _bench
+from lis.cli import context_tasks as _context_tasks
 from lis.cli import doctor as _doctor
 from lis.cli import eval as _eval
 from lis.cli import eval_summary as _eval_summary
@@ -29,6 +31,7 @@ from lis.cli import run as _run
 from lis.cli import sandbox as _sandbox
 from lis.cli import score as _score
 from lis.cli import tasks as _tasks
+from lis.cli import train as _train
 from lis.errors import LisError
 
 app = typer.Typer(help="lis — LLM-in-Sandbox (arXiv 2601.16206) reproduced as one pipeline: one sub-command per stage.",
@@ -42,8 +45,10 @@ app.add_typer(_bench.app, name="bench")
 _eval.app.command("summary")(_eval_summary.summary)
 app.add_typer(_eval.app, name="eval")
 app.add_typer(_model.app, name="model")
+app.add_typer(_train.app, name="train")
 app.command("run")(_run.run)
 app.command("tasks")(_tasks.tasks)
+app.command("context-tasks")(_context_tasks.context_tasks)
 app.command("score")(_score.score)
 app.command("doctor")(_doctor.doctor)
 app.command("report")(_report.report)

@@ -29,15 +29,28 @@ EXIT_FAILED = 3
 
 
 def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) -> tuple[str, dict]:
-    """A params entry by name; else any served model name at --base-url (an OpenAI-compatible server)."""
+    """A params entry by name; a local model folder; else any served model name at --base-url (an
+    OpenAI-compatible server)."""
     import os
+
+    from lis.eval.jobs import model_spec
 
     models = p.section("models")
     if model in models and not base_url:
-        return model, dict(models[model])
+        spec = model_spec(p, model)
+        if spec.get("backend") == "local" and not Path(spec.get("path") or spec.get("model") or "").is_dir():
+            from lis.errors import LisError
+
+            raise LisError(f"model '{model}' is trained by the pipeline and is not built yet ({spec.get('path')})",
+                           "run the pipeline (make paper), or pass a model folder: lis train tiny-agent --out DIR")
+        return model, spec
+    if not base_url and (Path(model) / "config.json").is_file():  # a local transformers folder
+        entry = models.get("sft", {})
+        return Path(model).resolve().name, {"backend": "local", "path": str(Path(model).resolve()),
+                                            "sampling": dict(entry.get("sampling") or {})}
     if not base_url:
-        raise typer.BadParameter(f"'{model}' is not a models entry of params ({', '.join(models)}); "
-                                 f"pass --base-url for a served model", param_hint="--model")
+        raise typer.BadParameter(f"'{model}' is neither a models entry of params ({', '.join(models)}) nor a model "
+                                 f"folder; pass --base-url for a served model", param_hint="--model")
     spec = {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": "LIS_RUN_API_KEY"}
     if api_key:
         os.environ["LIS_RUN_API_KEY"] = api_key
@@ -46,7 +59,8 @@ def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) 
 
 
 def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words."),
-        model: str = typer.Option(..., "--model", "-m", help="A models entry of params (e.g. tiny), or a served model "
+        model: str = typer.Option(..., "--model", "-m", help="A models entry of params (e.g. sft), a local model "
+                                                             "folder, or a served model "
                                                              "name with --base-url."),
         base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, API)."),
         api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default: $OPENAI_API_KEY or none)."),

@@ -41,11 +41,16 @@ class EvalJob:
 
 
 def model_spec(params, name: str) -> dict[str, Any]:
+    """The params entry of a model; a local folder given relative is relative to the project root."""
     models = params.section("models")
     if name not in models:
         raise LisError(f"no model named '{name}' in params (models: {', '.join(models) or 'none'})",
                        "add an entry under models: in params.yaml")
-    return models[name]
+    spec = dict(models[name])
+    for key in ("path", "model"):
+        if spec.get("backend") == "local" and spec.get(key) and not Path(spec[key]).is_absolute():
+            spec[key] = str(params.root / spec[key])
+    return spec
 
 
 def repeats_for(params, domain: str) -> int:
@@ -103,6 +108,8 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
               "timeout": sandbox_config.command_timeout_s}
     from lis.models.registry import fingerprint
 
-    return hash_obj({"job": dataclasses.asdict(job), "model": spec, "weights": fingerprint(job.model, spec),
+    where = ("path", "model") if spec.get("backend") == "local" else ()  # the weights' hash stands for a folder
+    return hash_obj({"job": dataclasses.asdict(job), "model": {k: v for k, v in spec.items() if k not in where},
+                     "weights": fingerprint(job.model, spec),
                      "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(),
                      "code": episode_code_version(), "seed": seed})

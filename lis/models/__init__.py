@@ -1,13 +1,13 @@
 """Model backends behind one interface (:class:`ChatModel`): messages + tools + sampling → one turn.
 
     from lis.models import build_model
-    model = build_model("tiny", {"backend": "tiny"})                   # params: models.<name>
+    model = build_model("sft", {"backend": "local", "path": "data/models/sft"})   # params: models.<name>
     result = model.chat(messages, tools=TOOLS)
 
 Backends: :class:`OpenAIChatModel` (vLLM, SGLang, ``transformers serve``, API providers),
 :class:`LocalHFModel` (transformers on CPU/GPU; exact sampled ids and log-probs for RL),
-:class:`ScriptedModel` (replays given replies; tests) and the tiny offline model
-(:func:`build_tiny`). :class:`ChatServer` serves any of them over OpenAI-compatible HTTP.
+:class:`ScriptedModel` (replays given replies; tests). :class:`ChatServer` serves any of them
+over OpenAI-compatible HTTP. (The tiny offline model is built by the training stages, lis.train.)
 Heavy dependencies (torch, transformers, openai) load only when a backend is used.
 """
 from __future__ import annotations
@@ -18,21 +18,19 @@ from lis.models.base import ChatModel, ChatResult, ContextLengthError, ModelErro
 from lis.models.scripted import ScriptedModel
 
 __all__ = ["ChatModel", "ChatResult", "ChatServer", "ContextLengthError", "LocalHFModel", "ModelError",
-           "OpenAIChatModel", "Sampling", "ScriptedModel", "Usage", "build_model", "build_tiny"]
+           "OpenAIChatModel", "Sampling", "ScriptedModel", "Usage", "build_model"]
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from lis.models.local_hf import LocalHFModel
     from lis.models.openai_compat import OpenAIChatModel
     from lis.models.registry import build_model
     from lis.models.server import ChatServer
-    from lis.train.tiny.build import build_tiny
 
 _LAZY = {
     "ChatServer": "lis.models.server",
     "LocalHFModel": "lis.models.local_hf",
     "OpenAIChatModel": "lis.models.openai_compat",
     "build_model": "lis.models.registry",
-    "build_tiny": "lis.train.tiny.build",
 }
 
 

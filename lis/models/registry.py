@@ -18,12 +18,11 @@ from typing import Any
 
 from lis.models.base import ChatModel, ModelError, Sampling
 
-BACKENDS = ("openai", "local", "tiny", "scripted")
+BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
 BACKEND_KEYS = {
     "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s"},
     "local": {"model", "path", "device", "dtype", "seed", "max_context"},
-    "tiny": {"path", "device", "seed", "sft_steps", "max_context"},
     "scripted": {"replies"},
 }
 
@@ -42,8 +41,7 @@ def sampling_from(name: str, values: dict[str, Any] | None) -> Sampling:
 def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
     """The ChatModel that ``spec`` describes.
 
-    Raises ModelError for an unknown backend or key, a missing local folder, or a tiny model that
-    cannot be built.
+    Raises ModelError for an unknown backend or key, or a missing local folder.
     """
     backend = spec.get("backend")
     if backend not in BACKENDS:
@@ -68,29 +66,21 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
         return ScriptedModel(list(spec.get("replies") or []), name=name)
     from lis.models.local_hf import LocalHFModel
 
-    local = dict(sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"))
-    if backend == "local":
-        path = spec.get("path") or spec.get("model")
-        if not path:
-            raise ModelError(f"models.{name}: a local model needs `model` (or `path`): its folder",
-                             f"set models.{name}.model to a transformers model folder")
-        return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"),
-                                 dtype=spec.get("dtype", "auto"), **local)
-    from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
-
-    build_seed = int(spec.get("seed") or 0)
-    steps = int(spec.get("sft_steps", DEFAULT_SFT_STEPS))
-    path = Path(spec["path"]) if spec.get("path") else default_path(build_seed, steps)
-    build_tiny(path, seed=build_seed, sft_steps=steps)
-    return LocalHFModel.load(path, name=name, device=spec.get("device", "cpu"), **local)
+    path = spec.get("path") or spec.get("model")
+    if not path:
+        raise ModelError(f"models.{name}: a local model needs `model` (or `path`): its folder",
+                         f"set models.{name}.model to a transformers model folder")
+    return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"), dtype=spec.get("dtype", "auto"),
+                             sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"))
 
 
 def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """What identifies the model's behaviour beyond its params entry, for caches of results.
 
     openai: the served model name and endpoint (the weights behind them are the server's
-    business); tiny: the build's weights hash (the model is built here if missing); local: the
-    weight files' names, sizes and modification times (hashing GBs per job would be too slow).
+    business); local: the id in the folder's manifest.json when it has one (the models the
+    pipeline trains: a hash of their weights), else the weight files' names, sizes and
+    modification times (hashing GBs per job would be too slow).
     """
     import json
 
@@ -99,13 +89,12 @@ def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {"model": spec.get("model"), "base_url": spec.get("base_url")}
     if backend == "scripted":
         return {"replies": len(spec.get("replies") or [])}
-    if backend == "tiny":
-        from lis.train.tiny.build import DEFAULT_SFT_STEPS, build_tiny, default_path
-
-        seed, steps = int(spec.get("seed") or 0), int(spec.get("sft_steps", DEFAULT_SFT_STEPS))
-        path = Path(spec["path"]) if spec.get("path") else default_path(seed, steps)
-        build_tiny(path, seed=seed, sft_steps=steps)
-        return {"weights_sha256": json.loads((path / "manifest.json").read_text())["weights_sha256"]}
     path = Path(spec.get("path") or spec.get("model") or "")
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+        if manifest.get("weights_sha256"):
+            return {"weights_sha256": manifest["weights_sha256"]}
+    except (OSError, ValueError):
+        pass
     files = sorted(p for p in path.glob("*") if p.suffix in (".safetensors", ".bin", ".json")) if path.is_dir() else []
     return {"files": [(p.name, p.stat().st_size, int(p.stat().st_mtime)) for p in files]}

@@ -11,6 +11,7 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from lis.errors import LisError
 from lis.pipeline.code_deps import check_code_deps
@@ -42,6 +43,16 @@ def _cwd(path: Path):
 
 def snakemake_jobs(root: Path, target: str = "paper") -> list[StageDecl]:
     """Every job Snakemake would run for ``target`` (forced), as declared."""
+    try:
+        return _snakemake_jobs(root, target)
+    except LisError:
+        raise
+    except Exception as e:  # a broken Snakefile or rule: name it in one line
+        raise LisError(f"Snakemake cannot build the DAG of {target} ({type(e).__name__}: "
+                       f"{' '.join(str(e).split())[:300]})", "fix the Snakefile or workflow/rules/*.smk") from None
+
+
+def _snakemake_jobs(root: Path, target: str) -> list[StageDecl]:
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import DAGSettings, OutputSettings, ResourceSettings
 
@@ -127,8 +138,9 @@ def _match_deps(snake: frozenset[str], dvc: frozenset[str]) -> tuple[list[str], 
     return sorted(snake - covered), sorted(only_dvc)
 
 
-def compare(snake: list[StageDecl], dvc: list[StageDecl]) -> list[str]:
-    """Human-readable differences; empty when both declare the same stages."""
+def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callable[[str], str]) -> list[str]:
+    """Human-readable differences; empty when both declare the same stages and each stage's code
+    deps are the code its command runs (``command_module``: lis.cli.commands.command_module)."""
     problems: list[str] = []
     by_outs = {s.outs: s for s in snake}
     seen = set()
@@ -151,7 +163,7 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl]) -> list[str]:
             problems.append(f"{where}: params differ: only snakemake {sorted(s.params - d.params)}, "
                             f"only dvc {sorted(d.params - s.params)}")
         if d.cmd not in code_checked:  # one check per command (matrix stages share it)
-            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps))
+            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps), command_module)
         problems += [f"{where}: {p}" for p in code_checked[d.cmd]]
     for s in snake:
         if s.outs not in seen:

@@ -11,34 +11,12 @@ unrelated edits re-run it. ``lis pipeline check`` compares the two.
 from __future__ import annotations
 
 import functools
-import shlex
 from pathlib import Path
+from typing import Callable
 
 from lis.util.code_version import PACKAGE_ROOT
 
 DISPATCHER = "lis.cli"  # registers the sub-commands; not part of any stage's code
-
-
-def command_module(cmd: str) -> str:
-    """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval")."""
-    from lis.cli import app
-
-    words = [w for w in shlex.split(cmd) if not w.startswith("-")]
-    if not words or words[0] != "lis":
-        raise ValueError(f"not a lis command: {cmd}")
-    typer_app, rest = app, words[1:]
-    while rest:
-        name = rest.pop(0)
-        group = next((g for g in typer_app.registered_groups if g.name == name), None)
-        if group is not None:
-            typer_app = group.typer_instance
-            continue
-        command = next((c for c in typer_app.registered_commands
-                        if (c.name or c.callback.__name__.replace("_", "-")) == name), None)
-        if command is None:
-            break
-        return command.callback.__module__
-    raise ValueError(f"no lis command in: {cmd}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,15 +51,16 @@ def closure(module: str) -> set[str]:
     return seen
 
 
-def stage_code_files(cmd: str) -> set[str]:
-    """Source files (relative paths) of the code that ``cmd`` runs."""
+def stage_code_files(cmd: str, command_module: Callable[[str], str]) -> set[str]:
+    """Source files (relative paths) of the code that ``cmd`` runs; ``command_module`` names the
+    module defining a command line's sub-command (lis.cli.commands.command_module)."""
     return {module_file(m) for m in closure(command_module(cmd))}
 
 
-def check_code_deps(cmd: str, deps: set[str]) -> list[str]:
+def check_code_deps(cmd: str, deps: set[str], command_module: Callable[[str], str]) -> list[str]:
     """Problems with the code deps (paths under ``lis/``) that a stage declares for ``cmd``:
     code it runs that no dep covers, and code deps it does not run."""
-    code = stage_code_files(cmd)
+    code = stage_code_files(cmd, command_module)
     declared = sorted(d.rstrip("/") for d in deps if d == "lis" or d.startswith("lis/"))
 
     def covers(dep: str, f: str) -> bool:

@@ -1,6 +1,6 @@
 """How an agent model behaves in the real loop with real sandboxes, on the offline sample tasks.
 
-    lis model tiny --check                        # the tiny model, smoke settings, 2 tasks per domain
+    lis train check data/models/sft             # a model folder, the params' sandbox, 2 tasks per domain
     check_agent(model, sandbox_config, per_domain=2, max_turns=6)
 
 For each domain it runs sandbox episodes (``lis.agent.run_task``: the real prompts, tools,

@@ -14,9 +14,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-import lis
-
-PACKAGE_ROOT = Path(lis.__file__).resolve().parent.parent  # the folder holding lis/
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding lis/
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:

@@ -15,8 +15,10 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def start_run(run_id: str, tmp_path) -> subprocess.Popen:
+    from tests.serving import tiny_model_dir
+
     env = {**os.environ, "LIS_RUN_ID": run_id, "PATH": f"{BIN}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen(["lis", "run", "--model", "tiny", "--profile", "smoke", "--max-steps", "100",
+    return subprocess.Popen(["lis", "run", "--model", str(tiny_model_dir()), "--profile", "smoke", "--max-steps", "100",
                              "--query", "Run `sleep 100` then write 1 to /testbed/output/answer.txt",
                              "--output-dir", str(tmp_path)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)

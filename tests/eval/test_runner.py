@@ -179,8 +179,9 @@ def test_changed_weights_invalidate_the_journal(repo_copy, tmp_path):
     model_dir = tmp_path / "tiny"
     shutil.copytree(tiny_model_dir(), model_dir)
     params = yaml.safe_load((repo_copy / "params.yaml").read_text())
-    params["models"]["copy"] = {"backend": "tiny", "path": str(model_dir),
+    params["models"]["copy"] = {"backend": "local", "path": str(model_dir),
                                 "sampling": {"temperature": 0.7, "max_tokens": 32}}
+    params["jobs"]["external"] = ["copy"]
     (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     args = ("eval", "run", "--model", "copy", "--domain", "math", "--mode", "vanilla", "--profile", "ci")
     lis(repo_copy, *args)

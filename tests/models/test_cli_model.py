@@ -1,48 +1,31 @@
-"""``lis model tiny``: help, a build, its printed manifest."""
+"""``lis model card``: the card of a model this pipeline does not train; ``lis train`` lists the stages."""
 from __future__ import annotations
 
 import json
-import logging
 
-import pytest
-import typer
-from typer.testing import CliRunner
+import yaml
 
-from lis.cli.model import app as model_app
-
-# Registered the way lis.cli registers sub-apps (lis.cli.__init__ adds it as "model").
-cli = typer.Typer()
-cli.add_typer(model_app, name="model")
+from tests.conftest import run
 
 
-@pytest.fixture(autouse=True)
-def restore_logging():
-    """The command sets up logging on the runner's (then closed) stderr: put the root logger back."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
+def test_card_records_an_external_model(repo_copy):
+    path = repo_copy / "params.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["jobs"]["external"] = ["qwen3-4b-instruct-2507"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    r = run(["lis", "model", "card", "--model", "qwen3-4b-instruct-2507", "--out", "data/models/qwen3-4b-instruct-2507"],
+            cwd=repo_copy)
+    card = json.loads((repo_copy / "data/models/qwen3-4b-instruct-2507/card.json").read_text())
+    assert card["fingerprint"] == {"model": "Qwen/Qwen3-4B-Instruct-2507", "base_url": "http://localhost:8000/v1"}
+    assert card["trained_here"] is False and card["entry"]["backend"] == "openai", r.stderr
 
 
-def test_help_names_the_options():
-    res = CliRunner().invoke(cli, ["model", "tiny", "--help"])
-    assert res.exit_code == 0, res.output
-    for option in ("--out", "--seed", "--sft-steps", "--force", "--no-measure", "--check", "--check-per-domain"):
-        assert option in res.output
+def test_card_of_an_unknown_model_is_one_line():
+    r = run(["lis", "model", "card", "--model", "gpt-9", "--out", "/tmp/x"], check=False)
+    assert r.returncode == 2 and "no model named 'gpt-9'" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_builds_and_prints_the_manifest(tmp_path, small_build):
-    out = tmp_path / "tiny"
-    res = CliRunner().invoke(cli, ["model", "tiny", "--out", str(out), "--seed", "3", "--sft-steps", "8",
-                                   "--no-measure"])
-    assert res.exit_code == 0, res.output
-    printed = json.loads(res.stdout[res.stdout.index("{"):])
-    assert printed["path"] == str(out) and printed["sft_steps"] == 8
-    assert printed["weights_sha256"] == small_build[1]["weights_sha256"]  # same args as the API build
-    assert json.loads((out / "manifest.json").read_text())["weights_sha256"] == printed["weights_sha256"]
-
-
-def test_rejects_negative_steps():
-    res = CliRunner().invoke(cli, ["model", "tiny", "--sft-steps", "-1"])
-    assert res.exit_code == 2
+def test_train_help_names_every_stage():
+    r = run(["lis", "train", "--help"])
+    for cmd in ("base", "teacher", "sft", "grpo", "tiny-agent", "check"):
+        assert cmd in r.stdout

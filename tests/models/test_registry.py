@@ -6,7 +6,6 @@ import pytest
 from lis.agent.tools.schemas import TOOLS
 from lis.models import (LocalHFModel, ModelError, OpenAIChatModel, Sampling, ScriptedModel, build_model)
 from lis.models.server import ChatServer
-from lis.train.tiny.build import MAX_CONTEXT
 
 
 def test_openai_entry_reaches_a_real_server():
@@ -22,17 +21,20 @@ def test_openai_entry_reaches_a_real_server():
         ("Qwen/Qwen3-4B-Instruct-2507", 0.7, 0.8, 20)
 
 
-def test_tiny_entry_loads_an_existing_build(tiny_dir, tiny_manifest):
-    m = build_model("tiny", {"backend": "tiny", "path": str(tiny_dir), "device": "cpu",
-                             "sampling": {"temperature": 0.7, "max_tokens": 32}})
-    assert isinstance(m, LocalHFModel) and m.name == "tiny" and m.sampling == Sampling(temperature=0.7, max_tokens=32)
+def test_local_entry_loads_a_trained_model(tiny_dir, tiny_manifest):
+    m = build_model("sft", {"backend": "local", "path": str(tiny_dir), "device": "cpu",
+                            "sampling": {"temperature": 0.7, "max_tokens": 32}})
+    assert isinstance(m, LocalHFModel) and m.name == "sft" and m.sampling == Sampling(temperature=0.7, max_tokens=32)
+    assert m.max_context == 16384
     res = m.chat([{"role": "user", "content": "List /testbed."}], TOOLS, Sampling(seed=0))
     assert 0 < len(res.completion_ids) <= 32
 
 
-def test_local_entry(tiny_dir):
-    m = build_model("small", {"backend": "local", "model": str(tiny_dir), "device": "cpu", "seed": 1})
-    assert isinstance(m, LocalHFModel) and m.max_context == MAX_CONTEXT
+def test_fingerprint_of_a_trained_model_is_its_weights_hash(tiny_dir, tiny_manifest):
+    from lis.models.registry import fingerprint
+
+    assert fingerprint("sft", {"backend": "local", "path": str(tiny_dir)}) == {
+        "weights_sha256": tiny_manifest["weights_sha256"]}
 
 
 def test_scripted_entry():
@@ -41,7 +43,8 @@ def test_scripted_entry():
 
 
 @pytest.mark.parametrize("spec, words", [
-    ({"backend": "vllm"}, ["unknown backend 'vllm'", "openai, local, tiny, scripted"]),
+    ({"backend": "vllm"}, ["unknown backend 'vllm'", "openai, local, scripted"]),
+    ({"backend": "tiny"}, ["unknown backend 'tiny'"]),
     ({}, ["unknown backend None"]),
     ({"backend": "openai", "device": "cuda"}, ["device", "do not apply to backend openai"]),
     ({"backend": "openai", "sampling": {"temp": 1}}, ["models.m.sampling", "temp"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from lis.cli.commands import command_module
 from lis.pipeline import compare, dvc_stages, snakemake_jobs
 from tests.conftest import ROOT, run
 
@@ -35,7 +36,7 @@ def _edit_dvc(repo, fn):
 ])
 def test_check_catches_drift(repo_copy, fn, expected):
     _edit_dvc(repo_copy, fn)
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any(expected in p for p in problems), problems
     r = run(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 1 and "difference(s)" in r.stderr
@@ -44,7 +45,7 @@ def test_check_catches_drift(repo_copy, fn, expected):
 def test_params_drift_in_snakefile_is_caught(repo_copy):
     rule = repo_copy / "workflow/rules/report.smk"
     rule.write_text(rule.read_text().replace('stage_params("report")', 'stage_params("report", "image")'))
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("params differ: only snakemake ['image']" in p for p in problems), problems
 
 
@@ -67,7 +68,7 @@ def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
             st["deps"].remove("lis/rewards")
 
     _edit_both(repo_copy, "workflow/rules/eval.smk", '"lis/prompts", "lis/rewards",', '"lis/prompts",', drop)
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("runs code it does not declare as a dependency: lis/rewards/" in p for p in problems), problems
 
 
@@ -77,5 +78,5 @@ def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
 
     _edit_both(repo_copy, "workflow/rules/report.smk", 'code(*CORE, "lis/report",', 'code(*CORE, "lis/agent", "lis/report",',
                add)
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("declares code it does not run: lis/agent" in p for p in problems), problems

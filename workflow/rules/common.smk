@@ -1,5 +1,6 @@
 # Shared by every rule: the merged, validated params of the selected profile.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 
 P = load_params(workflow.basedir, profile=config.get("profile"))
 PROFILE = P.profile
+JOBS = P.data["jobs"]
 
 
 wildcard_constraints:

@@ -1,6 +1,5 @@
 # Evaluation: one job per (model, domain, mode), so that caching is fine-grained. Every job resumes
 # from its journal (data/journal/): a re-run repeats no finished episode.
-JOBS = P.data["jobs"]
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
 EVAL_CODE = code(*CORE, "lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards",
                  "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
@@ -9,6 +8,7 @@ EVAL_CODE = code(*CORE, "lis/paths.py", "lis/agent", "lis/eval", "lis/models", "
 rule eval_vanilla:
     input:
         "data/tasks/{domain}.jsonl",
+        "data/models/{model}",
         EVAL_CODE,
     output:
         "data/eval/{model}/{domain}/vanilla/metrics.json",
@@ -26,6 +26,7 @@ rule eval_vanilla:
 rule eval_sandbox:
     input:
         "data/tasks/{domain}.jsonl",
+        "data/models/{model}",
         "data/image/manifest.json",
         EVAL_CODE,
     output:
@@ -44,6 +45,7 @@ rule eval_sandbox:
 rule eval_inline:
     input:
         "data/tasks/long_context.jsonl",
+        "data/models/{model}",
         "data/image/manifest.json",
         EVAL_CODE,
     output:

@@ -26,7 +26,7 @@ from lis.train.teacher import text as st
 from lis.train.teacher.plans import phrase, plan
 from lis.train.teacher.sim_sandbox import SUBMIT, SimSandbox, Step
 from lis.train.teacher.tasks import KINDS, SAMPLE_DOMAINS, sample_tasks, synthetic_task
-from lis.train.tiny.warmup import NO_LOSS
+from lis.train.sft.data import NO_LOSS
 from lis.tasks.schema import Task
 
 MAX_TURNS = (6, 6, 6, 8, 10, 20, 50, 100)      # the agent's max_turns (smoke: 6, the paper: 100)
@@ -82,23 +82,32 @@ def _remaining(msg: dict[str, Any], n: int) -> None:
     msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
 
 
-def sandbox_episode(task: Task, mode: str, rng: random.Random) -> Episode:
-    """A scripted episode of ``task`` in a sandbox mode, ending with the submit call."""
-    from lis.agent.tools.schemas import TOOLS
-    from lis.prompts import layout, render_prompts
+def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tuple[list[Step | None], int]:
+    """The scripted turns of ``task`` in a sandbox mode, ending with ``submit`` (None: a bad turn
+    there, one the loop has to correct), and the ``max_turns`` the episode runs under.
+    ``planner(task, mode, layout, sim_sandbox, rng)`` makes the tool calls (default: :func:`plan`)."""
+    from lis.prompts import layout
 
-    messages = render_prompts(task, mode)
     lay = layout(task, mode)
     box = SimSandbox()
     box.mkdirs(lay.working_dir, lay.input_dir, lay.output_dir)
     if lay.place_files:
         for name, text in task.input_files.items():
             box.put(f"{lay.input_dir}/{name}", text)
-    turns: list[Step | None] = list(plan(task, mode, lay, box, rng))
+    turns: list[Step | None] = list((planner or plan)(task, mode, lay, box, rng))
     if rng.random() < 0.12:
         turns.insert(rng.randrange(len(turns) + 1), None)  # None: a bad turn here
     turns.append(Step(SUBMIT, {}, ""))
-    max_turns = rng.choice([m for m in MAX_TURNS if m >= len(turns)])
+    return turns, rng.choice([m for m in MAX_TURNS if m >= len(turns)])
+
+
+def sandbox_episode(task: Task, mode: str, rng: random.Random) -> Episode:
+    """A scripted episode of ``task`` in a sandbox mode (simulated observations), ending with submit."""
+    from lis.agent.tools.schemas import TOOLS
+    from lis.prompts import render_prompts
+
+    messages = render_prompts(task, mode)
+    turns, max_turns = planned_turns(task, mode, rng)
     for k, step in enumerate(turns):
         _remaining(messages[-1], max_turns - k)
         if step is None:
@@ -149,8 +158,8 @@ def _first_turn_chars(task: Task, mode: str) -> int:
     return sum(len(m["content"]) for m in render_prompts(task, mode))
 
 
-def episode(rng: random.Random, samples: dict[str, list[Task]]) -> Episode:
-    """One episode: a domain by :data:`KIND_WEIGHTS`, a mode, a sample task or a variation."""
+def draw(rng: random.Random, samples: dict[str, list[Task]]) -> tuple[Task, str]:
+    """A task and a mode: a domain by :data:`KIND_WEIGHTS`, a mode, a sample task or a variation."""
     kind = rng.choices(KINDS, [KIND_WEIGHTS[k] for k in KINDS])[0]
     r = rng.random()
     mode = "vanilla" if r < 0.25 else ("sandbox_inline" if r < 0.35 and kind in INLINE_KINDS else "sandbox")
@@ -161,6 +170,12 @@ def episode(rng: random.Random, samples: dict[str, list[Task]]) -> Episode:
             task = None
     if task is None:
         task = synthetic_task(kind, rng, samples)
+    return task, mode
+
+
+def episode(rng: random.Random, samples: dict[str, list[Task]]) -> Episode:
+    """One simulated episode of a task and mode from :func:`draw`."""
+    task, mode = draw(rng, samples)
     return vanilla_episode(task, rng) if mode == "vanilla" else sandbox_episode(task, mode, rng)
 
 

@@ -1,16 +1,13 @@
-"""Supervised warm-up of a small causal LM on agent episodes, and the rate of valid tool calls.
+"""SFT data: episodes as token ids with labels on assistant turns only; the rate of valid tool calls.
 
 The loss is on assistant tokens only: each assistant turn after its ``<|im_start|>assistant\n``
 header, up to and including its end-of-turn token. System and user prompts, tool observations
 and assistant turns marked ``NO_LOSS`` (bad turns kept as context) are masked out, as in standard
 SFT. The conversation is rendered once by the chat template, exactly as the model sees it at
-inference time, and tokens are mapped back to turns by their character offsets. Plain PyTorch on
-CPU: same seed, same thread count → same weights.
+inference time, and tokens are mapped back to turns by their character offsets.
 """
 from __future__ import annotations
 
-import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,56 +98,6 @@ def length_batches(data: list[Example], batch_size: int) -> list[list[Example]]:
     return [[data[i] for i in order[k:k + batch_size]] for k in range(0, len(order), batch_size)]
 
 
-@dataclass
-class WarmupResult:
-    steps: int
-    first_loss: float
-    final_loss: float
-    examples: int
-    tokens_per_step: float
-
-
-def train(model: Any, data: list[Example], steps: int, seed: int, batch_size: int = 4, lr: float = 5e-3,
-          on_step: Callable[[int, float], None] | None = None) -> WarmupResult:
-    """AdamW (warm-up then linear decay) on ``data`` for ``steps`` steps.
-
-    Batches come from :func:`length_batches`, visited in an order shuffled anew each pass by a
-    generator seeded with ``seed``. ``final_loss`` is the mean over the last tenth of the steps.
-    """
-    rng = random.Random(seed)
-    batches = length_batches(data, batch_size)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    warm = max(1, steps // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(steps, 1)))
-    first = float("nan")
-    tail: list[float] = []
-    tokens = 0
-    queue: list[list[Example]] = []
-    for step in range(steps):
-        if not queue:
-            queue = rng.sample(batches, len(batches))
-        batch = queue.pop()
-        tokens += sum(len(ex.ids) for ex in batch)
-        loss = batch_loss(model, batch)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        value = float(loss.detach())
-        if step == 0:
-            first = value
-        if step >= steps - max(1, steps // 10):
-            tail.append(value)
-        if on_step:
-            on_step(step + 1, value)
-    model.eval()
-    last = sum(tail) / len(tail) if tail else float("nan")
-    return WarmupResult(steps, round(first, 4), round(last, 4), len(data), round(tokens / max(steps, 1), 1))
-
-
 def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sampling | None = None,
                    max_turns: int | None = None) -> dict[str, Any]:
     """The fraction of sampled assistant turns that parse into valid tool calls.
@@ -183,3 +130,49 @@ def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sa
     sampled = {k: v for k, v in base.__dict__.items() if v not in (None, {})}
     return {"valid": valid, "turns": total, "rate": round(valid / total, 4) if total else 0.0,
             "sampling": sampled, "failures": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5])}
+
+
+@dataclass
+class RecordEpisode:
+    """A trajectory record as an episode to train on (messages, the tools its prompt offered)."""
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    domain: str
+    mode: str
+
+
+def record_episode(rec: dict[str, Any]) -> RecordEpisode:
+    """The conversation of a trajectory record (``teacher.no_loss_turns`` marked ``NO_LOSS``)."""
+    from lis.agent.tools.schemas import TOOLS
+
+    skip = set((rec.get("teacher") or {}).get("no_loss_turns") or ())
+    messages, k = [], 0
+    for m in rec["messages"]:
+        m = dict(m)
+        if m.get("role") == "assistant":
+            if k in skip:
+                m[NO_LOSS] = True
+            k += 1
+        messages.append(m)
+    return RecordEpisode(messages, None if rec.get("mode") == "vanilla" else TOOLS, rec.get("domain", ""),
+                         rec.get("mode", ""))
+
+
+def examples_from_records(records: list[dict[str, Any]], tokenizer: Any, max_tokens: int) -> tuple[list[Example], dict]:
+    """Examples of the records (each encoded once), dropping those longer than ``max_tokens`` and
+    those whose turn boundaries are not token boundaries; returns them and the counts."""
+    out, dropped_long, dropped_bad = [], 0, 0
+    for rec in records:
+        ep = record_episode(rec)
+        try:
+            ex = encode(tokenizer, ep.messages, ep.tools)
+        except ValueError:
+            dropped_bad += 1
+            continue
+        if len(ex.ids) > max_tokens:
+            dropped_long += 1
+            continue
+        out.append(ex)
+    return out, {"examples": len(out), "dropped_too_long": dropped_long, "dropped_unaligned": dropped_bad,
+                 "trained_tokens": sum(sum(1 for y in ex.labels if y != IGNORE) for ex in out),
+                 "tokens": sum(len(ex.ids) for ex in out)}

@@ -1,16 +1,15 @@
-"""The tiny model as an agent: real loop, real sandboxes, real prompts of every sample domain."""
+"""The tiny agent (SFT on the teacher's real-sandbox episodes) as an agent: real loop, real sandboxes,
+real prompts of every sample domain."""
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from lis.models import Sampling
-from lis.train.tiny.build import PAPER_SAMPLING
 from lis.train.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
+
+PAPER_SAMPLING = dict(temperature=0.7, top_p=0.8, top_k=20)
 
 
 @pytest.fixture(scope="module")
@@ -58,19 +57,10 @@ def test_answer_form_rules():
 
 
 def test_cli_check_prints_the_report(tiny_dir, image_tag):
-    """``lis model tiny --out DIR --check``: the existing build, then the check with the params' settings."""
-    from lis.cli.model import app as model_app
+    """``lis train check DIR``: the check with the params' sandbox and turn limit, as JSON."""
+    from tests.conftest import run
 
-    cli = typer.Typer()
-    cli.add_typer(model_app, name="model")
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        res = CliRunner().invoke(cli, ["model", "tiny", "--out", str(tiny_dir), "--check", "--check-per-domain", "1"])
-    finally:
-        root.handlers[:], _ = handlers, root.setLevel(level)
-    assert res.exit_code == 0, res.output
-    printed = json.loads(res.stdout[res.stdout.index("{"):])
-    check = printed["check"]
+    r = run(["lis", "train", "check", str(tiny_dir), "--per-domain", "1", "--profile", "ci"])
+    check = json.loads(r.stdout)
     assert check["settings"]["per_domain"] == 1 and check["overall"]["episodes"] == len(CHECK_DOMAINS)
-    assert check["settings"]["max_turns"] >= 1 and check["overall"]["valid_call_rate"] is not None
+    assert check["settings"]["max_turns"] == 4 and check["overall"]["valid_call_rate"] is not None

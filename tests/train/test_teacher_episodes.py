@@ -1,4 +1,5 @@
-"""The warm-up episodes: real prompts, the agent loop's format, observations the real tools give."""
+"""The scripted teacher's episodes (simulated): real prompts, the agent loop's format, and observations
+the real tools give (checked in a real sandbox). The tokenizer corpus is made of them."""
 from __future__ import annotations
 
 import json
@@ -102,7 +103,7 @@ def test_encode_labels_exactly_the_trained_turns(tiny_model):
     """Labels = the ids of each trained-on assistant turn after its header, end token included;
     the same as rendering the conversation prefix by prefix (the definition)."""
     from lis.models.toolcalls import arguments_as_dicts
-    from lis.train.tiny.warmup import IGNORE, encode
+    from lis.train.sft.data import IGNORE, encode
 
     tok = tiny_model.tokenizer
     for e in episodes(12, 3):
@@ -125,7 +126,7 @@ def test_encode_labels_exactly_the_trained_turns(tiny_model):
 
 
 def test_length_batches_cover_everything_once():
-    from lis.train.tiny.warmup import Example, length_batches
+    from lis.train.sft.data import Example, length_batches
 
     data = [Example([0] * n, [0] * n) for n in (5, 3, 9, 3, 7)]
     batches = length_batches(data, 2)

@@ -1,0 +1,27 @@
+"""Which module defines the sub-command a ``lis ...`` command line runs (for the pipeline's code check)."""
+from __future__ import annotations
+
+import shlex
+
+
+def command_module(cmd: str) -> str:
+    """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval").
+    Raises ValueError when ``cmd`` runs no lis sub-command."""
+    from lis.cli import app
+
+    words = [w for w in shlex.split(cmd) if not w.startswith("-")]
+    if not words or words[0] != "lis":
+        raise ValueError(f"not a lis command: {cmd}")
+    typer_app, rest = app, words[1:]
+    while rest:
+        name = rest.pop(0)
+        group = next((g for g in typer_app.registered_groups if g.name == name), None)
+        if group is not None:
+            typer_app = group.typer_instance
+            continue
+        command = next((c for c in typer_app.registered_commands
+                        if (c.name or c.callback.__name__.replace("_", "-")) == name), None)
+        if command is None:
+            break
+        return command.callback.__module__
+    raise ValueError(f"no lis command in: {cmd}")

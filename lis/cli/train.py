@@ -1,0 +1,190 @@
+"""``lis train``: the training stages — base model, teacher episodes, SFT warm start (and RFT).
+
+    lis train base    --out data/models/base                    # the tiny base (or a hub / local model)
+    lis train teacher --out data/train/teacher                  # scripted teacher in the real sandbox
+    lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+
+app = typer.Typer(help="Training stages: base model, teacher episodes, SFT warm start, RFT, GRPO in the sandbox.",
+                  no_args_is_help=True)
+log = logging.getLogger("lis.train")
+
+
+def _read_jsonl(path: Path, what: str) -> list[dict]:
+    from lis.agent.trajectory import read_jsonl
+    from lis.errors import LisError
+
+    if not path.is_file():
+        raise LisError(f"no {what} at {path}", "run the stage that produces it first (snakemake --cores all paper)")
+    return list(read_jsonl(path))
+
+
+@app.command("base")
+def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folder to write the base model into."),
+         context_tasks: Optional[Path] = typer.Option(None, "--context-tasks",
+                                                      help="Training context tasks whose prompts join the tiny "
+                                                           "tokenizer's corpus."),
+         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """The starting model (params `base`): the tiny offline Qwen3 built here (random weights, its
+    own tokenizer), a hub model at a revision, or a local folder."""
+    from lis.errors import LisError
+    from lis.tasks.schema import Task
+    from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    sec = load_params(profile, params_file).section("base")
+    source = sec["source"]
+    if source == "tiny":
+        tasks = []
+        if context_tasks is not None:
+            rows = _read_jsonl(context_tasks, "context tasks")[: int(sec["tiny"]["corpus_context_tasks"])]
+            tasks = [Task.from_dict(r) for r in rows]
+        t = sec["tiny"]
+        manifest = build_base(out, seed=int(sec["seed"]), vocab_size=int(t["vocab_size"]),
+                              max_context=int(t["max_context"]), arch=dict(t["arch"]),
+                              stdlib_files=int(t["stdlib_files"]), corpus_episodes=int(t["corpus_episodes"]),
+                              context_tasks=tasks)
+    elif source == "hub":
+        manifest = fetch_hub_base(out, sec["hub"]["model"], sec["hub"].get("revision"))
+    elif source == "path":
+        if not sec.get("path"):
+            raise LisError("base.source is path but base.path is empty", "set base.path to a local model folder")
+        manifest = copy_base(out, sec["path"])
+    else:  # the schema prevents it; kept for direct callers
+        raise LisError(f"unknown base.source {source!r}", "use tiny, hub or path")
+    typer.echo(json.dumps({k: v for k, v in manifest.items() if k != "versions"}, indent=1))
+
+
+@app.command("teacher")
+def teacher(out: Path = typer.Option(Path("data/train/teacher"), "--out", help="Folder for trajectories.jsonl and "
+                                                                              "manifest.json."),
+            context_tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--context-tasks",
+                                               help="Training context tasks the teacher solves."),
+            image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+                                                help="The image stage's manifest."),
+            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Teacher episodes in the real sandbox (params `teacher`, with the `agent` and `sandbox`
+    settings of evaluation): the scripted teacher by default, or any models entry."""
+    from lis.train.teacher.stage import run_teacher_stage
+    from lis.util.log import setup_logging
+    from lis.sandbox import registry
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    manifest = run_teacher_stage(p, out, context_tasks, image_manifest)
+    log.info("teacher: %d episodes, %d successful (%s)", manifest["episodes"], manifest["successful"],
+             ", ".join(f"{k} {v['successful']}/{v['episodes']}" for k, v in manifest["by_source"].items()))
+
+
+@app.command("sft")
+def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="The model to fine-tune."),
+        data: Path = typer.Option(Path("data/train/teacher/trajectories.jsonl"), "--data",
+                                  help="Trajectory records; the successful ones are trained on."),
+        out: Path = typer.Option(Path("data/models/sft"), "--out", help="Folder to write the fine-tuned model into."),
+        profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+        log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """SFT warm start (params `sft`, PyTorch Lightning): assistant-only loss on the successful
+    trajectories of DATA; checkpoints and resume, seed, CSV logs. sft.steps 0 copies the base."""
+    from lis.train.sft.stage import run_sft_stage
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    p = load_params(profile, params_file)
+    records = _read_jsonl(data, "trajectories")
+    manifest = run_sft_stage(p.section("sft"), base_dir, records, out, section_name="sft")
+    typer.echo(json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "wall_s")}, indent=1))
+
+
+@app.command("grpo")
+def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The model to start from."),
+         data: str = typer.Option("files", "--data", help="Training-data variant: files | prompt | math "
+                                                          "(data/train/context/<variant>.jsonl), or a JSONL path."),
+         mode: str = typer.Option("sandbox", "--mode", help="sandbox (LLM-in-Sandbox-RL) | vanilla (the LLM-RL "
+                                                            "baseline: context in the prompt, no tools)."),
+         out: Path = typer.Option(..., "--out", help="Folder to write the trained model into."),
+         logs: Path = typer.Option(..., "--logs", help="Folder for metrics.json and train_log.csv."),
+         image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+                                             help="The image stage's manifest (sandbox mode)."),
+         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """GRPO in the sandbox with TRL (params `grpo`; the LLM-RL baseline also reads `llm_rl`): our agent
+    loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints."""
+    from lis.errors import LisError
+    from lis.sandbox import registry
+    from lis.train.grpo.stage import run_grpo_stage
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    if mode not in ("sandbox", "vanilla"):
+        raise LisError(f"unknown --mode {mode!r}", "use sandbox or vanilla")
+    p = load_params(profile, params_file)
+    path = Path(data) if data.endswith(".jsonl") else Path(f"data/train/context/{data}.jsonl")
+    overrides = p.section("llm_rl") if mode == "vanilla" else None
+    metrics = run_grpo_stage(p, init=init, data=path, out=out, logs=logs, mode=mode, image_manifest=image_manifest,
+                             overrides=overrides)
+    typer.echo(json.dumps({k: v for k, v in metrics.items() if k != "settings"}, indent=1))
+
+
+@app.command("tiny-agent")
+def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the tiny agent into."),
+               image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
+                                                             help="The image stage's manifest (default: the image "
+                                                                  "the image params name)."),
+               profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+               log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """The offline tiny agent in one command: the base, teacher and sft stages of the profile into OUT
+    (the pipeline runs them as separate stages into data/)."""
+    from lis.manifest import read_json
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.train.tiny.agent import build_tiny_agent
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    sb = config_from_params(p.section("sandbox"), p.section("image"), run_id=registry.RUN_ID,
+                            image_manifest=read_json(image_manifest) if image_manifest else None)
+    manifest = build_tiny_agent(out, p, sb)
+    typer.echo(json.dumps({"path": str(out), **{k: manifest[k] for k in ("loss", "data", "teacher", "wall_s")}},
+                          indent=1))
+
+
+@app.command("check")
+def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g. data/models/sft)."),
+          per_domain: int = typer.Option(2, "--per-domain", min=1, help="Sample tasks per domain."),
+          seed: int = typer.Option(0, "--seed"),
+          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """How a model behaves as an agent on the offline sample tasks, in real sandboxes: valid tool
+    calls, episodes that submit, answer files, answers of the domain's form (JSON)."""
+    from lis.models.local_hf import LocalHFModel
+    from lis.models.base import Sampling
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.train.agent_check import check_agent
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=registry.RUN_ID)
+    model = LocalHFModel.load(model_dir, name=model_dir.name, device="cpu", seed=seed)
+    report = check_agent(model, sandbox, per_domain=per_domain, max_turns=int(p.section("agent")["max_turns"]),
+                         sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20, max_tokens=192), seed=seed)
+    typer.echo(json.dumps(report, indent=1))

@@ -1,0 +1,55 @@
+"""GRPO settings (params ``grpo``): the paper's recipe at paper scale, smaller on the smoke profile.
+
+The paper's recipe (its released script, rLLM/verl): 8 prompts × 8 samples per step, lr 1e-6
+constant, clip ratio 0.2 low / 0.28 high, no KL, RLOO-style advantages (group mean, no std
+scaling; RLOO differs by the constant n/(n−1)), token-sum loss aggregation (TRL's ``dr_grpo``
+divides the token sum by a constant, the same up to a factor), temperature 1.0, 100 turns, 16K
+prompt and 64K episode budgets, over-long or max-turn episodes rewarded 0, 150 steps (4B) / 50
+(30B), a checkpoint every 10 steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass
+class GRPOSettings:
+    prompts_per_step: int = 8
+    samples_per_prompt: int = 8
+    steps: int = 150
+    lr: float = 1e-6
+    lr_scheduler: str = "constant"
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    beta: float = 0.0
+    scale_rewards: str = "none"
+    loss_type: str = "dr_grpo"
+    micro_batch: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int | None = None
+    max_tokens_per_turn: int | None = None
+    max_turns: int = 100
+    max_prompt_tokens: int = 16384
+    max_episode_tokens: int = 65536
+    overlong_reward: float = 0.0
+    retries: int = 2
+    save_every: int = 10
+    seed: int = 0
+    threads: int = 0                     # CPU threads for training (0: torch's default)
+    sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
+
+    @classmethod
+    def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}.items()
+                  if k in names}
+        return cls(**values)
+
+    @property
+    def group_batch(self) -> int:
+        """Episodes per step (one optimizer step each: on-policy, as the paper)."""
+        return self.prompts_per_step * self.samples_per_prompt

@@ -1,0 +1,118 @@
+"""The ``grpo`` stages: sandbox RL per training-data variant, and the LLM-RL baseline.
+
+    lis train grpo --data files  --out data/models/grpo-files --logs data/train/grpo-files
+    lis train grpo --mode vanilla --data files --out data/models/llm-rl --logs data/train/llm-rl   # LLM-RL
+
+Sandbox RL (the paper's LLM-in-Sandbox-RL): the training context tasks of a variant (Table 7:
+``files`` — documents as files, the default; ``prompt`` — the same tasks with the documents in
+the prompt; ``math`` — a math-only set) run in the sandbox with the three tools. LLM-RL (the
+paper's Table 5/6 baseline): the same tasks and recipe, context in the prompt, no tools, one
+turn. Outputs: the model folder (with a manifest), and ``<logs>/metrics.json`` (summary, DVC
+metrics) and ``<logs>/train_log.csv`` (per step, DVC plots).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from lis.errors import LisError
+
+log = logging.getLogger("lis.train.grpo")
+
+CHECKPOINTS = Path("data/train/checkpoints")
+PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_with_variance", "solve_all",
+                "solve_none", "turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction",
+                "drift_episodes", "errors", "overlong", "submitted", "loss", "grad_norm", "learning_rate",
+                "rollout_s", "longest_episode_s", "step_s")
+
+
+def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
+                   overrides: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
+    from lis.agent.trajectory import read_jsonl
+    from lis.manifest import read_json, stage_manifest, write_json
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.sandbox.pool import SandboxPool
+    from lis.tasks.schema import Task
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.grpo.trainer import StepLog, train_grpo
+    from lis.train.teacher.stage import agent_settings
+    from lis.train.tiny.base import sha256_file
+    from lis.util.hashing import hash_obj
+    from lis.util.log import console
+
+    t0 = time.monotonic()
+    name = name or out.name
+    settings = GRPOSettings.from_params(params.section("grpo"), overrides)
+    if not (init / "config.json").is_file():
+        raise LisError(f"no model to start from in {init}", "run the sft stage first (lis train sft)")
+    if not data.is_file():
+        raise LisError(f"no training tasks at {data}", "run the context_tasks stage first (lis context-tasks)")
+    tasks = [Task.from_dict(r) for r in read_jsonl(data)]
+    if not tasks:
+        raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
+    init_manifest = _read(init / "manifest.json")
+    key = hash_obj({"settings": settings.__dict__, "mode": mode, "init": init_manifest.get("weights_sha256")
+                    or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
+    ckpt = CHECKPOINTS / f"{name}-{key}"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    sandbox = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
+                                 image_manifest=read_json(image_manifest) if mode != "vanilla" else None)
+    agent_cfg = agent_settings(params, sandbox)
+    log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode); checkpoints in %s", name,
+             settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
+             mode, ckpt)
+    tmp = out.parent / f".{out.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    if mode == "vanilla":
+        summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
+                             log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+    else:
+        workers = min(settings.sandbox_workers, settings.group_batch)
+        with SandboxPool(sandbox, max_concurrent=workers, warm=min(workers, 8)) as pool:
+            summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode,
+                                 ckpt_dir=ckpt, log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+    rows = StepLog(ckpt / "steps.jsonl").rows()
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "train_log.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=PLOT_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k) for k in PLOT_COLUMNS})
+    wall = time.monotonic() - t0
+    metrics = {"model": name, "mode": mode, "data": data.stem, "steps": len(rows), "wall_s": round(wall, 1),
+               "resumed_from": summary["resumed_from"],
+               "reward_first": rows[0]["reward_mean"] if rows else None,
+               "reward_last": rows[-1]["reward_mean"] if rows else None,
+               "reward_mean_last10": round(sum(r["reward_mean"] for r in rows[-10:]) / len(rows[-10:]), 4) if rows else None,
+               "reward_mean_first10": round(sum(r["reward_mean"] for r in rows[:10]) / len(rows[:10]), 4) if rows else None,
+               "drift_episodes": sum(r["drift_episodes"] for r in rows), "errors": sum(r["errors"] for r in rows),
+               "episodes": sum(r["episodes"] for r in rows),
+               "settings": settings.__dict__}
+    write_json(logs / "metrics.json", metrics)
+    weights = tmp / "model.safetensors"
+    manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.__dict__), wall, kind="grpo",
+                              mode=mode, data=str(data), init=str(init), init_id=init_manifest.get("id"),
+                              weights_sha256=sha256_file(weights) if weights.is_file() else None,
+                              steps=len(rows), checkpoint_dir=str(ckpt))
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    shutil.rmtree(ckpt, ignore_errors=True)  # finished: the model is the output now
+    log.info("%s: done in %.0f s (%d steps; reward %s → %s); %d episodes, %d with drift, %d errors", name, wall,
+             len(rows), metrics["reward_mean_first10"], metrics["reward_mean_last10"], metrics["episodes"],
+             metrics["drift_episodes"], metrics["errors"])
+    return metrics
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}

@@ -1,0 +1,106 @@
+"""Concurrent rollouts: the episodes of a group run at once through the sandbox pool, their turns
+batched together by the policy's generation engine, each one token-exact (a TokenSession).
+
+    rollouts = run_group(tasks, policy, settings, pool=pool, seeds=[...])
+
+Every episode is the evaluation's episode — :func:`lis.agent.episode.run_task` with the same
+tools, observation format, prompts and answer file — scored by the evaluation's scorer. The
+reward follows the paper's recipe: an episode that ran out of turns or of its token budget gets
+``overlong_reward`` (0) whatever its answer (the original reward is kept for logging). An
+episode that ended in an infrastructure error (model, sandbox, harness) is run again, up to
+``retries`` times; one that still fails is marked ``error`` and left out of the loss.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from lis.agent.trajectory import Trajectory
+from lis.tasks.schema import Task
+from lis.train.rollout.session import TokenSession
+
+log = logging.getLogger("lis.train.rollout")
+
+OVERLONG = ("max_turns", "token_budget")
+INFRA = ("model_error", "sandbox_error", "error")
+
+
+@dataclass
+class RolloutSettings:
+    mode: str = "sandbox"                 # sandbox (tools, context in files) | vanilla (LLM-RL: no tools)
+    max_prompt_tokens: int = 16384
+    max_episode_tokens: int = 65536       # the whole multi-turn completion: sampled + environment ids
+    overlong_reward: float = 0.0
+    retries: int = 2
+    sampling: Any = None                  # lis.models.base.Sampling of the policy (temperature 1.0 in training)
+
+
+@dataclass
+class Rollout:
+    task: Task
+    record: Trajectory
+    sample: dict[str, Any]                # prompt_ids, completion_ids, logprobs, env_mask
+    reward: float                         # what GRPO uses (penalised)
+    raw_reward: float | None              # the scorer's
+    error: bool = False
+    drift: bool = False
+    attempts: int = 1
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None, seed: int = 0,
+                scorer=None) -> Rollout:
+    """One token-exact episode of ``task`` (retried on infrastructure errors)."""
+    from lis.agent.episode import run_task
+    from lis.rewards import score
+
+    attempts = 0
+    while True:
+        attempts += 1
+        session = TokenSession(policy, max_prompt_tokens=settings.max_prompt_tokens,
+                               max_episode_tokens=settings.max_episode_tokens,
+                               sampling=dataclasses.replace(settings.sampling, seed=seed + 7919 * attempts)
+                               if settings.sampling is not None else None)
+        rec = run_task(task, session, settings.mode, agent_cfg, pool=pool, seed=seed, repeat=0)
+        if rec.termination not in INFRA or attempts > settings.retries:
+            break
+        log.warning("rollout of %s: %s (%s); running it again", task.id, rec.termination, rec.error)
+    error = rec.termination in INFRA or not session.completion_ids
+    raw = None
+    if not error:
+        try:
+            s = (scorer or score)(task, rec.answer, mode=rec.mode)
+            raw = s.value
+            rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted}
+        except Exception as e:  # noqa: BLE001 - a task no scorer knows: no learning signal, kept out of the loss
+            log.warning("rollout of %s could not be scored: %s", task.id, e)
+            error = True
+    reward = settings.overlong_reward if rec.termination in OVERLONG else (raw or 0.0)
+    sample = session.sample()
+    if error:  # nothing to learn from: no token of it in the loss
+        if not sample["completion_ids"]:
+            eos = policy.tokenizer.eos_token_id
+            sample.update(completion_ids=[eos], logprobs=[0.0], env_mask=[0])
+            sample["prompt_ids"] = sample["prompt_ids"] or [eos]
+        sample["env_mask"] = [0] * len(sample["completion_ids"])
+        reward = 0.0
+    calls = sum(len(s.calls) for s in rec.steps)
+    stats = {"turns": rec.turns, "tool_calls": calls, "termination": rec.termination,
+             "sampled_tokens": sum(sample["env_mask"]), "episode_tokens": len(sample["completion_ids"]),
+             "drift_turns": session.drift_turns, "isolated_renders": session.isolated_renders,
+             "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s}
+    return Rollout(task, rec, sample, float(reward), raw, error, session.drift_turns > 0, attempts, stats)
+
+
+def run_group(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None,
+              seeds: list[int] | None = None, workers: int | None = None) -> list[Rollout]:
+    """Every task's episode at the same time (one thread each; the policy's engine batches their
+    turns, the pool bounds the sandboxes); results in the order of ``tasks``."""
+    seeds = seeds or list(range(len(tasks)))
+    with ThreadPoolExecutor(max_workers=workers or max(1, len(tasks)), thread_name_prefix="lis-rollout") as ex:
+        futures = [ex.submit(run_episode, t, policy, agent_cfg, settings, pool=pool, seed=s)
+                   for t, s in zip(tasks, seeds)]
+        return [f.result() for f in futures]

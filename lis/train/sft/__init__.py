@@ -1,0 +1,21 @@
+"""Supervised fine-tuning (PyTorch Lightning) on successful trajectories, assistant tokens only.
+
+    train_sft(base_dir, records, out_dir, SFTSettings(...))     # lis train sft (the `sft` stage)
+
+Lightning loads only when training runs (``train_sft``/``SFTSettings`` are imported lazily).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lis.train.sft.data import NO_LOSS, Example, encode, examples_from_records, record_episode
+
+__all__ = ["NO_LOSS", "Example", "SFTSettings", "encode", "examples_from_records", "record_episode", "train_sft"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("SFTSettings", "train_sft"):
+        from lis.train.sft import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'lis.train.sft' has no attribute {name!r}")

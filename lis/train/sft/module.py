@@ -1,0 +1,66 @@
+"""The LightningModule and data of SFT: next-token loss on labelled (assistant) tokens only."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+
+from lis.train.sft.data import Example, batch_loss, length_batches
+
+
+class LengthBatches(torch.utils.data.Dataset):
+    """Batches of examples of similar length (little padding), visited in a seeded order that is
+    shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None)."""
+
+    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0):
+        batches = length_batches(data, batch_size)
+        rng = random.Random(seed)
+        order: list[int] = []
+        while len(order) < steps:
+            order += rng.sample(range(len(batches)), len(batches))
+        # a resumed run starts at the step its checkpoint reached: the same batches, in the same order
+        self.batches, self.order = batches, order[start:steps]
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, i: int) -> list[Example]:
+        return self.batches[self.order[i]]
+
+
+def _keep(batch: list[Example]) -> list[Example]:
+    return batch
+
+
+class SFTModule(pl.LightningModule):
+    """AdamW with a linear warm-up then linear decay (to 5% of the peak) over ``total_steps``."""
+
+    def __init__(self, model: Any, lr: float, total_steps: int, warmup_steps: int, weight_decay: float = 0.0,
+                 grad_clip: float = 1.0):
+        super().__init__()
+        self.model = model
+        self.lr, self.total_steps, self.warmup_steps = lr, total_steps, max(1, warmup_steps)
+        self.weight_decay, self.grad_clip = weight_decay, grad_clip
+        self.losses: list[float] = []
+
+    def training_step(self, batch: list[Example], batch_idx: int) -> torch.Tensor:
+        loss = batch_loss(self.model, batch)
+        value = float(loss.detach())
+        self.losses.append(value)
+        self.log("train/loss", value, prog_bar=True, batch_size=len(batch))
+        self.log("train/tokens", float(sum(len(ex.ids) for ex in batch)), reduce_fx="sum", batch_size=len(batch))
+        return loss
+
+    def configure_optimizers(self):
+        opt = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        total, warm = self.total_steps, self.warmup_steps
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(total, 1)))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+def loader(data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0) -> torch.utils.data.DataLoader:
+    return torch.utils.data.DataLoader(LengthBatches(data, batch_size, steps, seed, start), batch_size=None,
+                                       shuffle=False, collate_fn=_keep, num_workers=0)

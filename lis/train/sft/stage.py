@@ -1,0 +1,40 @@
+"""The ``sft`` stage (and RFT, the same training on the policy's own successful episodes)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("lis.train.sft")
+
+CHECKPOINTS = Path("data/train/checkpoints")  # outside every declared output: survives a killed run
+
+
+def successful_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records to train on: those the producer marked successful (``teacher.success``)."""
+    return [r for r in records if (r.get("teacher") or {}).get("success")]
+
+
+def settings_from(sec: dict[str, Any]):
+    from lis.train.sft.run import SFTSettings
+
+    keys = SFTSettings.__dataclass_fields__
+    return SFTSettings(**{k: v for k, v in sec.items() if k in keys})
+
+
+def run_sft_stage(sec: dict[str, Any], base_dir: Path, records: list[dict[str, Any]], out: Path,
+                  section_name: str = "sft") -> dict[str, Any]:
+    """Fine-tune ``base_dir`` on the successful ``records`` into ``out``. Checkpoints are kept under
+    data/train/checkpoints/<stage>-<hash of settings, base and data> until the model is written."""
+    from lis.util.hashing import hash_obj, hash_tree
+    from lis.util.log import console
+
+    from lis.train.sft.run import train_sft
+
+    settings = settings_from(sec)
+    chosen = successful_records(records)
+    log.info("%s: %d of %d records successful, training on them", section_name, len(chosen), len(records))
+    key = hash_obj({"settings": settings.__dict__, "base": hash_tree(base_dir) if base_dir.is_dir() else None,
+                    "data": [r.get("episode_id") or r.get("task_id") for r in chosen]})
+    return train_sft(base_dir, chosen, out, settings, ckpt_dir=CHECKPOINTS / f"{section_name}-{key}",
+                     progress=console.is_terminal)

@@ -1,0 +1,128 @@
+"""The ``teacher`` stage: which episodes the teacher runs, and their records and manifest."""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("lis.train.teacher")
+
+
+def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
+    """The scripted teacher's episodes: ``benchmark_episodes`` drawn over every domain and mode (the
+    form of an episode), then ``context_episodes`` of the training context tasks (solved)."""
+    from lis.train.teacher.episodes import draw
+    from lis.train.teacher.run import scripted_item
+    from lis.train.teacher.tasks import sample_tasks
+
+    rng = random.Random(int(sec["seed"]))
+    samples = sample_tasks()
+    items = []
+    for _ in range(int(sec["benchmark_episodes"])):
+        task, mode = draw(rng, samples)
+        items.append(scripted_item(task, mode, rng, "benchmark"))
+    if context_tasks and int(sec["context_episodes"]):
+        from lis.train.teacher.context_plans import plan as context_plan
+
+        chosen = [context_tasks[i % len(context_tasks)] for i in rng.sample(range(len(context_tasks)),
+                                                                            min(len(context_tasks),
+                                                                                int(sec["context_episodes"])))]
+        items += [scripted_item(t, "sandbox", rng, "context", planner=context_plan) for t in chosen]
+    return items
+
+
+def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifest: Path) -> dict[str, Any]:
+    from lis.agent.trajectory import append_jsonl
+    from lis.errors import LisError
+    from lis.manifest import read_json, stage_manifest, write_json
+    from lis.models.registry import build_model
+    from lis.models.scripted import ScriptedModel
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.sandbox.pool import SandboxPool
+    from lis.tasks.schema import Task
+    from lis.train.teacher.run import run_teacher
+    from lis.util.hashing import hash_obj
+    from lis.util.progress import Progress
+
+    t0 = time.monotonic()
+    sec = params.section("teacher")
+    rows = []
+    if context_tasks_path.is_file():
+        from lis.agent.trajectory import read_jsonl
+
+        rows = [Task.from_dict(r) for r in read_jsonl(context_tasks_path)]
+    elif int(sec["context_episodes"]):
+        raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
+    sb_cfg = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
+                                image_manifest=read_json(image_manifest))
+    # the evaluation's agent settings (observation format, limits), under the teacher's turn limits
+    cfg = agent_settings(params, sb_cfg)
+    if sec["model"] == "scripted":
+        items = teacher_items(sec, rows)
+
+        def model_for(item):
+            return ScriptedModel(item.replies, name="teacher")
+    else:  # a models entry answers by itself: the same tasks, no scripted replies
+        spec = params.section("models").get(sec["model"])
+        if spec is None:
+            raise LisError(f"teacher.model {sec['model']!r} is not a models entry", "name an entry of models:")
+        shared = build_model(sec["model"], spec)
+        items = [dataclass_replace(it, replies=None) for it in teacher_items(sec, rows)]
+
+        def model_for(item):
+            return shared
+    workers = int(sec["workers"])
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "trajectories.jsonl"
+    tmp = out / ".trajectories.jsonl.tmp"
+    tmp.unlink(missing_ok=True)
+    bar = Progress("teacher", len(items))
+    with SandboxPool(sb_cfg, max_concurrent=workers, warm=min(workers, 2)) as pool:
+        records = run_teacher(items, cfg, pool=pool, model_for=model_for, min_reward=float(sec["min_reward"]),
+                              workers=workers, on_done=lambda d: (append_jsonl(tmp, d), bar.advance()))
+    bar.close()
+    records.sort(key=lambda d: d["teacher"]["index"])
+    with open(tmp, "w", encoding="utf-8") as f:
+        import json
+
+        for d in records:
+            f.write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+    tmp.replace(path)
+    by_source: dict[str, Counter] = {}
+    for d in records:
+        c = by_source.setdefault(d["teacher"]["source"], Counter())
+        c["episodes"] += 1
+        c["successful"] += d["teacher"]["success"]
+    terminations = Counter(d["termination"] for d in records)
+    manifest = stage_manifest("teacher", params.root, params.profile, hash_obj(sec), time.monotonic() - t0,
+                              episodes=len(records), successful=sum(d["teacher"]["success"] for d in records),
+                              by_source={k: dict(v) for k, v in by_source.items()}, terminations=dict(terminations),
+                              model=sec["model"], image=sb_cfg.image or sb_cfg.rootfs)
+    write_json(out / "manifest.json", manifest)
+    return manifest
+
+
+def dataclass_replace(obj, **kw):
+    import dataclasses
+
+    return dataclasses.replace(obj, **kw)
+
+
+def agent_settings(params, sandbox_config):
+    """AgentConfig from the ``agent`` params (as evaluation builds it) for a sandbox config."""
+    from lis.agent.loop import AgentConfig
+    from lis.agent.tools.dispatch import ToolSettings
+
+    a = params.section("agent")
+    obs = a["observation"]
+    exts = (a.get("editor") or {}).get("view_extensions")
+    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
+                         view_extensions=tuple(exts) if exts else None,
+                         command_timeout_s=sandbox_config.command_timeout_s,
+                         max_output_bytes=sandbox_config.limits.max_output_bytes)
+    return AgentConfig(max_turns=int(a["max_turns"]), max_context_tokens=int(a["max_context_tokens"]),
+                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools)

@@ -1,0 +1,191 @@
+"""The tiny offline model: the base build (deterministic, its tokenizer), the Lightning SFT warm start
+on the teacher's real-sandbox episodes (loss falls, resume, the checkpoint loads in the local backend),
+and the SFT'd agent under the real prompts."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from lis.agent.tools.schemas import TOOLS
+from lis.models import Sampling
+
+PAPER_SAMPLING = dict(temperature=0.7, top_p=0.8, top_k=20)
+
+
+def file_hashes(folder: Path) -> dict[str, str]:
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(folder.iterdir()) if f.is_file()}
+
+
+# -- the base ------------------------------------------------------------------------------------
+def test_base_builds_are_identical_and_describe_themselves(tiny_base_dir, tmp_path):
+    from lis.train.tiny.base import build_base, sha256_file
+
+    again = build_base(tmp_path / "again", seed=0, corpus_episodes=100)
+    assert file_hashes(tmp_path / "again").keys() == file_hashes(tiny_base_dir).keys()
+    assert {k: v for k, v in file_hashes(tmp_path / "again").items() if k != "manifest.json"} == \
+        {k: v for k, v in file_hashes(tiny_base_dir).items() if k != "manifest.json"}
+    m = json.loads((tiny_base_dir / "manifest.json").read_text())
+    assert m["weights_sha256"] == again["weights_sha256"] == sha256_file(tiny_base_dir / "model.safetensors")
+    assert (m["kind"], m["source"], m["hidden_size"], m["num_hidden_layers"]) == ("base", "tiny", 64, 2)
+    assert 100_000 < m["params"] < 1_000_000 and 2_000 < m["vocab"] <= 5_000
+    other = build_base(tmp_path / "other", seed=1, corpus_episodes=100)
+    assert other["weights_sha256"] != m["weights_sha256"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_chat_template_is_trls_and_parses_tool_calls(tiny_base_dir):
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import (is_chat_template_prefix_preserving, qwen3_instruct_2507_chat_template,
+                                         supports_tool_calling)
+
+    tok = AutoTokenizer.from_pretrained(tiny_base_dir)
+    assert tok.chat_template == qwen3_instruct_2507_chat_template
+    assert supports_tool_calling(tok) and is_chat_template_prefix_preserving(tok)
+    assert tok.response_template is not None  # saved with the tokenizer: no TRL needed to parse
+
+
+def test_tokenizer_compresses_the_prompts(tiny_model, prompt):
+    """Merges cross words: the long real prompt (tools included) is a few hundred tokens, a role
+    header and the head of a tool call are one token each."""
+    tok = tiny_model.tokenizer
+    n = len(tiny_model.render(prompt, TOOLS))
+    assert n < sum(len(m["content"]) for m in prompt) / 6, n
+    assert "assistantĊ" in tok.get_vocab()
+    head = '{"name": "execute_bash", "arguments": {"command": "'
+    assert len(tok(head, add_special_tokens=False)["input_ids"]) <= 2
+
+
+# -- SFT (Lightning) ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def teacher_records(base_config):
+    """A few dozen real-sandbox teacher episodes (the ci recipe)."""
+    from lis.params import load
+    from lis.sandbox.pool import SandboxPool
+    from lis.models.scripted import ScriptedModel
+    from lis.train.teacher.run import run_teacher
+    from lis.train.teacher.stage import agent_settings, teacher_items
+
+    p = load(profile="ci")
+    items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
+    with SandboxPool(base_config, max_concurrent=4) as pool:
+        return run_teacher(items, agent_settings(p, base_config), pool=pool, workers=4,
+                           model_for=lambda it: ScriptedModel(it.replies, name="teacher"))
+
+
+def test_teacher_episodes_run_in_the_real_sandbox(teacher_records):
+    ok = [r for r in teacher_records if r["teacher"]["success"]]
+    assert len(ok) >= 0.8 * len(teacher_records)
+    sandboxed = [r for r in ok if r["mode"] != "vanilla"]
+    assert sandboxed and all(r["termination"] == "submitted" and r["backend"] == "docker" for r in sandboxed)
+    # the observations are the real sandbox's: exit-code lines of the real tool
+    obs = [c["observation"] for r in sandboxed for s in r["steps"] for c in s["calls"] if c["tool"] == "execute_bash"]
+    assert obs and all(o.startswith("Exit code:") for o in obs)
+    bad = [r for r in teacher_records if r["teacher"]["no_loss_turns"]]
+    for r in bad:  # a planned bad turn is answered by the loop itself (reminder or parse error)
+        k = r["teacher"]["no_loss_turns"][0]
+        assert r["steps"][k]["calls"] == [] or r["steps"][k]["calls"][0]["error"] == "bad_json"
+
+
+def test_sft_lowers_the_loss_resumes_and_loads_in_the_local_backend(tiny_base_dir, teacher_records, tmp_path):
+    from lis.models.local_hf import LocalHFModel
+    from lis.train.sft.run import SFTSettings, train_sft
+    from lis.train.sft.stage import successful_records
+
+    records = successful_records(teacher_records)
+    s = SFTSettings(steps=60, batch_size=4, lr=5e-3, checkpoint_every=20, held_out=0.1, seed=0)
+    ckpt = tmp_path / "ckpt"
+    m = train_sft(tiny_base_dir, records, tmp_path / "sft", s, ckpt_dir=ckpt)
+    assert m["steps_done"] == 60 and m["loss"]["final"] < m["loss"]["first"] / 2, m["loss"]
+    assert m["data"]["trained_tokens"] < m["data"]["tokens"] / 3  # assistant turns only
+    assert (tmp_path / "sft" / "logs" / "metrics.csv").is_file() and not ckpt.exists()
+    model = LocalHFModel.load(tmp_path / "sft", name="sft", device="cpu", seed=0)
+    res = model.chat([{"role": "user", "content": "hi"}], TOOLS, Sampling(max_tokens=8, seed=1))
+    assert res.completion_ids and len(res.completion_ids) <= 8
+    # a run killed after its checkpoint at step 20 resumes from it and ends with the very weights of
+    # an uninterrupted run (the same batches in the same order; optimizer and scheduler restored)
+    s20 = SFTSettings(**{**s.__dict__, "steps": 40, "checkpoint_every": 20})
+    import pytorch_lightning as pl
+
+    class Killed(Exception):
+        pass
+
+    class Kill(pl.Callback):
+        def on_train_batch_end(self, trainer, *a):
+            if trainer.global_step >= 25:  # after the checkpoint at step 20
+                raise Killed
+
+    ck2 = tmp_path / "ck2"
+    with pytest.raises(Killed):
+        _train_with_callback(tiny_base_dir, records, tmp_path / "killed", s20, ck2, Kill())
+    assert (ck2 / "last.ckpt").is_file() and not (tmp_path / "killed").exists()
+    resumed = train_sft(tiny_base_dir, records, tmp_path / "killed", s20, ckpt_dir=ck2)
+    straight = train_sft(tiny_base_dir, records, tmp_path / "straight", s20, ckpt_dir=tmp_path / "ck3")
+    assert resumed["resumed"] and resumed["weights_sha256"] == straight["weights_sha256"]
+
+
+def _train_with_callback(base, records, out, settings, ckpt, callback):
+    """train_sft with an extra Lightning callback (here: one that kills the run)."""
+    import pytorch_lightning as pl
+
+    orig = pl.Trainer.__init__
+
+    def init(self, *a, callbacks=None, **kw):
+        orig(self, *a, callbacks=[*(callbacks or []), callback], **kw)
+
+    pl.Trainer.__init__ = init
+    try:
+        from lis.train.sft.run import train_sft
+
+        return train_sft(base, records, out, settings, ckpt_dir=ckpt)
+    finally:
+        pl.Trainer.__init__ = orig
+
+
+# -- the tiny agent (smoke recipe) -----------------------------------------------------------------------
+def test_tiny_agent_manifest(tiny_manifest):
+    m = tiny_manifest
+    assert m["kind"] == "sft" and m["steps_done"] == m["settings"]["steps"]
+    assert m["teacher"]["successful"] >= 0.8 * m["teacher"]["episodes"]
+    assert m["loss"]["final"] < m["loss"]["first"] / 4
+
+
+def test_saved_model_emits_valid_tool_calls(tiny_model):
+    """On simulated episodes the SFT never saw."""
+    from lis.train.sft.data import tool_call_rate
+    from lis.train.teacher.episodes import episodes
+
+    res = tool_call_rate(tiny_model, episodes(8, 777), seed=5, sampling=Sampling(**PAPER_SAMPLING))
+    assert res["turns"] >= 12 and res["rate"] >= 0.8, res
+
+
+def test_first_turn_of_a_real_prompt_is_a_tool_call(tiny_model, prompt):
+    """The math sample's real sandbox prompt: most sampled first turns are valid calls that do
+    something in the sandbox (a command, a file), not a submit."""
+    from lis.models.toolcalls import check_tool_call
+
+    names = []
+    for seed in range(6):
+        msg = tiny_model.chat(prompt, TOOLS, Sampling(**PAPER_SAMPLING, max_tokens=160, seed=seed)).message
+        calls = msg.get("tool_calls") or []
+        if calls and all(check_tool_call(c, TOOLS) is None for c in calls):
+            names.append(calls[0]["function"]["name"])
+    assert len(names) >= 5 and set(names) <= {"execute_bash", "str_replace_editor"}, names
+
+
+def test_vanilla_answers_have_the_domain_form(tiny_model):
+    """No tools, the real vanilla prompts: math answers in \\boxed{}, biomed answers one letter."""
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+    from lis.train.agent_check import answer_has_form
+
+    ok = total = 0
+    for domain in ("math", "biomed"):
+        for i, task in enumerate(load_samples(domain)[:4]):
+            res = tiny_model.chat(render_prompts(task, "vanilla"), None, Sampling(**PAPER_SAMPLING, max_tokens=160,
+                                                                                  seed=i))
+            ok += answer_has_form(task, res.message.get("content") or "")
+            total += 1
+    assert ok >= 0.5 * total, f"{ok}/{total}"

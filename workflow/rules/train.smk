@@ -1,0 +1,141 @@
+# The training half: context tasks → base model → teacher episodes in the sandbox → SFT warm start
+# → GRPO in the sandbox (one run per training-data variant, Table 7) and the LLM-RL baseline.
+# Every trained model lands in data/models/<name>; external models get a card there instead, so
+# that evaluation depends on data/models/<model> whoever made it.
+TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/sandbox", "lis/tasks",
+              "lis/train", "lis/eval"]
+EXTERNAL = JOBS["external"]
+
+
+rule context_tasks:
+    input:
+        files_under(P.section("tasks")["samples_dir"]),
+        code(*CORE, "lis/data", "lis/tasks", "lis/cli/context_tasks.py"),
+    output:
+        "data/train/context/files.jsonl",
+        "data/train/context/prompt.jsonl",
+        "data/train/context/math.jsonl",
+        "data/train/context/manifest.json",
+    params:
+        **stage_params("tasks"),
+    log:
+        "logs/train/context_tasks.log",
+    message:
+        "Context tasks for RL (train split; files, prompt and math variants)"
+    shell:
+        "lis context-tasks --out-dir data/train/context --profile {params.profile} --log {log}"
+
+
+rule base:
+    input:
+        context="data/train/context/files.jsonl",
+        samples=files_under(P.section("tasks")["samples_dir"]),
+        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+    output:
+        directory("data/models/base"),
+    params:
+        **stage_params("base"),
+    log:
+        "logs/train/base.log",
+    message:
+        "Base model ({params.profile})"
+    shell:
+        "lis train base --out data/models/base --context-tasks {input.context} --profile {params.profile} --log {log}"
+
+
+rule teacher:
+    input:
+        context="data/train/context/files.jsonl",
+        image="data/image/manifest.json",
+        samples=files_under(P.section("tasks")["samples_dir"]),
+        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+    output:
+        "data/train/teacher/trajectories.jsonl",
+        "data/train/teacher/manifest.json",
+    params:
+        **stage_params("teacher", "agent", "sandbox", "models"),
+    log:
+        "logs/train/teacher.log",
+    message:
+        "Teacher episodes in the sandbox"
+    shell:
+        "lis train teacher --out data/train/teacher --context-tasks {input.context} --image-manifest {input.image} "
+        "--profile {params.profile} --log {log}"
+
+
+rule sft:
+    input:
+        base="data/models/base",
+        data="data/train/teacher/trajectories.jsonl",
+        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+    output:
+        directory("data/models/sft"),
+    params:
+        **stage_params("sft"),
+    log:
+        "logs/train/sft.log",
+    message:
+        "SFT warm start (Lightning)"
+    shell:
+        "lis train sft --base {input.base} --data {input.data} --out data/models/sft --profile {params.profile} --log {log}"
+
+
+rule grpo:
+    input:
+        init="data/models/sft",
+        data="data/train/context/{variant}.jsonl",
+        image="data/image/manifest.json",
+        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+    output:
+        directory("data/models/grpo-{variant}"),
+        "data/train/grpo-{variant}/metrics.json",
+        "data/train/grpo-{variant}/train_log.csv",
+    wildcard_constraints:
+        variant="files|prompt|math",
+    params:
+        **stage_params("grpo", "agent", "sandbox"),
+    log:
+        "logs/train/grpo-{variant}.log",
+    message:
+        "GRPO in the sandbox on the {wildcards.variant} variant"
+    shell:
+        "lis train grpo --init {input.init} --data {wildcards.variant} --out data/models/grpo-{wildcards.variant} "
+        "--logs data/train/grpo-{wildcards.variant} --image-manifest {input.image} --profile {params.profile} --log {log}"
+
+
+rule llm_rl:
+    input:
+        init="data/models/sft",
+        data="data/train/context/files.jsonl",
+        image="data/image/manifest.json",
+        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+    output:
+        directory("data/models/llm-rl"),
+        "data/train/llm-rl/metrics.json",
+        "data/train/llm-rl/train_log.csv",
+    params:
+        **stage_params("grpo", "llm_rl", "agent", "sandbox"),
+    log:
+        "logs/train/llm-rl.log",
+    message:
+        "LLM-RL baseline (context in the prompt, no tools)"
+    shell:
+        "lis train grpo --mode vanilla --init {input.init} --data files --out data/models/llm-rl --logs data/train/llm-rl "
+        "--image-manifest {input.image} --profile {params.profile} --log {log}"
+
+
+rule model_card:
+    input:
+        code(*CORE, "lis/paths.py", "lis/eval", "lis/models", "lis/cli/model.py"),
+    output:
+        directory("data/models/{name}"),
+    wildcard_constraints:
+        name="|".join(re.escape(m) for m in EXTERNAL) or "(?!)",
+    params:
+        **stage_params("models"),
+    log:
+        "logs/models/{name}.log",
+    message:
+        "Model card of {wildcards.name}"
+    shell:
+        "lis model card --model {wildcards.name} --out data/models/{wildcards.name} --profile {params.profile} --log {log}"
