@@ -91,6 +91,8 @@ class ExecResult:
     duration_s: float = 0.0
     stdout_dropped: int = 0        # bytes cut from the middle of a huge stream
     stderr_dropped: int = 0
+    reclaimed: int = 0             # processes killed because the process limit was exhausted
+    reclaim_note: str | None = None  # "[sandbox] the process limit (pids 128) was exhausted: killed ..."
 
     @property
     def ok(self) -> bool:
@@ -145,7 +147,7 @@ class Sandbox(ABC):
             src = SANDBOXD.read_bytes()
             self._chan.send(str(len(src)).encode() + b"\n" + src)
             cfg = {"workdir": self.config.workdir, "lifetime_s": self.config.lifetime_s,
-                   "env": self._env(), "rlimits": self._rlimits()}
+                   "env": self._env(), "rlimits": self._rlimits(), "pids": self._pids_limit()}
             hello, _ = self._request({"op": "hello", "config": cfg}, timeout=60)
             self.info.update(hello)
         except BaseException:
@@ -164,6 +166,12 @@ class Sandbox(ABC):
 
     def _rlimits(self) -> dict[str, int]:
         return {"RLIMIT_NOFILE": self.config.limits.nofile, "RLIMIT_CORE": 0}
+
+    def _pids_limit(self) -> dict:
+        """For sandboxd's reclaim of an exhausted process limit: how many tasks of the sandbox's PID
+        namespace fit (``limit``) and how to name the limit to the agent (``name``)."""
+        n = self.config.limits.pids
+        return {"limit": n, "name": f"pids {n}"}
 
     def close(self) -> None:
         """Destroy the sandbox. Safe to call twice and from signal handlers."""
@@ -245,7 +253,9 @@ class Sandbox(ABC):
         """Run ``command`` in the persistent bash session (cwd, exports, functions persist).
 
         ``timeout`` (default config.command_timeout_s) kills the command's processes, not the
-        session; a shell that died or hung is restarted and the result says so.
+        session; a shell that died or hung is restarted and the result says so. When the sandbox's
+        process limit is exhausted, sandboxd kills every other process and restarts the shell
+        (``reclaimed``, ``reclaim_note``) rather than leave the agent unable to start anything.
         """
         timeout = float(timeout if timeout is not None else self.config.command_timeout_s)
         h, (out, err) = self._request({"op": "exec", "cmd": command, "timeout": timeout,
@@ -256,7 +266,8 @@ class Sandbox(ABC):
         return ExecResult(stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"),
                           exit_code=h["exit_code"], timed_out=h["timed_out"], output_limited=h["output_limited"],
                           shell_restarted=h["shell_restarted"], reason=h["reason"], duration_s=h["duration_s"],
-                          stdout_dropped=h.get("stdout_dropped", 0), stderr_dropped=h.get("stderr_dropped", 0))
+                          stdout_dropped=h.get("stdout_dropped", 0), stderr_dropped=h.get("stderr_dropped", 0),
+                          reclaimed=h.get("reclaimed", 0), reclaim_note=h.get("reclaim_note"))
 
     @staticmethod
     def _raise_os_error(h: dict, path: str):

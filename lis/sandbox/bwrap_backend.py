@@ -4,7 +4,8 @@ home folder, in its own user, PID, mount, IPC, UTS and (policy ``none``) network
 the non-root sandbox user, with ``sandboxd`` as PID 1 (``--as-pid-1``) over stdin/stdout pipes.
 
 Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup
-v2 subtree); otherwise ``RLIMIT_AS`` per process only, and ``info["limits"]`` says so.
+v2 subtree); otherwise ``RLIMIT_AS`` per process and ``RLIMIT_NPROC`` (the sandbox user's tasks),
+and ``info["limits"]`` says so.
 Network ``bridge`` here means the host's network (bubblewrap has no NAT of its own).
 """
 from __future__ import annotations
@@ -98,7 +99,14 @@ class BwrapSandbox(Sandbox):
         rl = super()._rlimits()
         if self.cgroup is None or self.cgroup.kind == "none":
             rl["RLIMIT_AS"] = self.config.limits.memory_mb << 20  # per process: the best we can do
+            rl["RLIMIT_NPROC"] = self.config.limits.pids  # the sandbox user's tasks in its user namespace
         return rl
+
+    def _pids_limit(self) -> dict:
+        n = self.config.limits.pids
+        if self.cgroup is None or self.cgroup.kind == "none":
+            return {"limit": n, "name": f"RLIMIT_NPROC {n}"}
+        return {"limit": n - 1, "name": f"pids {n}"}  # the cgroup also holds bwrap itself, outside the namespace
 
     def _start(self) -> _Channel:
         if not bwrap_available():

@@ -5,7 +5,8 @@ It runs as PID 1 of the sandbox's PID namespace, as the sandbox user, with no ca
 ``kill -9 -1`` from the agent cannot reach it, and it reaps orphans. It owns the agent's
 persistent bash session (``cd``, ``export`` and functions persist), enforces the per-command
 timeout and output cap by killing the command's processes (never itself), restarts the shell
-when it dies, and serves file operations.
+when it dies, reclaims the sandbox when its process limit is exhausted (see ``Shell.run``), and
+serves file operations.
 
 Protocol on stdin/stdout, one request at a time: a JSON header line, then the payload bytes
 whose lengths the header lists in ``sizes``. Responses have the same shape. Ops: ``exec``,
@@ -25,6 +26,8 @@ import time
 SHELL_ENV_KEEP = ("HOME", "PATH", "LANG", "LC_ALL", "USER", "PYTHONUNBUFFERED", "PIP_DISABLE_PIP_VERSION_CHECK",
                   "MPLBACKEND", "TERM", "TZ")
 GRACE_S = 2.0  # after killing a command, how long the shell has to come back before it is restarted
+PIDS_SLACK = 2  # the process limit counts as exhausted when at most this many more tasks fit
+PIDS_LOOK_S = 0.25  # how long a sandbox over half its process limit is watched for reaching it
 
 
 def _non_dumpable():
@@ -95,28 +98,44 @@ def _pids():
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 
 
+def _tasks():
+    """The tasks (threads, zombies included) of our PID namespace: what a pids limit counts."""
+    n = 0
+    for pid in _pids():
+        try:
+            n += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    return n
+
+
 def _kill_until_gone(select, rounds=20):
     """SIGKILL the live processes ``select(pid, (ppid, pgrp, session))`` picks (never ourselves),
-    again and again while new ones appear (a fork bomb forks while we kill)."""
+    again and again while new ones appear (a fork bomb forks while we kill). Returns how many
+    processes it killed."""
     me = os.getpid()
+    killed = set()
     for _ in range(rounds):
         victims = [pid for pid in _pids() if pid != me and (st := _proc_stat(pid)) is not None and select(pid, st)]
         if not victims:
-            return
+            break
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
             except OSError:
                 pass
         time.sleep(0.02)
         reap()
+    return len(killed)
 
 
 class Shell:
     """The agent's persistent bash session."""
 
-    def __init__(self, workdir, env, rlimits):
+    def __init__(self, workdir, env, rlimits, pids=None):
         self.workdir, self.env, self.rlimits = workdir, env, rlimits
+        self.pids = pids or {}  # {"limit": tasks of this namespace that fit, "name": "pids 128"}
         self.proc = None
         self.restarts = 0
         self.bg_pgids = set()  # background jobs alive after the previous command (spared by a kill)
@@ -157,21 +176,40 @@ class Shell:
     def kill_all(self):
         """The shell and everything it started, except ourselves. Only as PID 1 of a sandbox's own PID
         namespace does that mean every other process (escapees from the session included); anywhere
-        else it means the shell's session only."""
+        else it means the shell's session only. Returns how many processes it killed."""
         sid = self.proc.pid if self.proc is not None else None
-        _kill_until_gone(lambda pid, st: os.getpid() == 1 or st[2] == sid)
+        killed = _kill_until_gone(lambda pid, st: os.getpid() == 1 or st[2] == sid)
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
+        return killed
 
     def restart(self):
-        self.kill_all()
+        killed = self.kill_all()
         self.restarts += 1
         self.bg_pgids = set()
         self.carry = (b"", b"")
         self.start()
+        return killed
+
+    def exhausted(self):
+        """The process limit is (all but) used up: a command could not start its processes. Counted,
+        not guessed from a command's output (which may say anything). A fork bomb at the limit drops
+        below it for ~0.1 s every few seconds (a wave of bash's fork retries gives up and exits), so
+        a sandbox over half full is looked at again for a moment before it is declared fine."""
+        limit = self.pids.get("limit")
+        if not limit or os.getpid() != 1:
+            return False  # only as PID 1 of the sandbox do we see (and may kill) every process
+        ends = time.monotonic() + PIDS_LOOK_S
+        while True:
+            n = _tasks()
+            if n >= limit - PIDS_SLACK:
+                return True
+            if n < limit // 2 or time.monotonic() >= ends:
+                return False
+            time.sleep(0.01)
 
     def run(self, command, timeout, max_output):
         """Run one command in the session; return (response header, (stdout, stderr)).
@@ -181,9 +219,20 @@ class Shell:
         and end markers carrying a per-command nonce. On timeout or when the output passes
         ``max_output`` bytes the command's processes are killed; if the shell does not come back
         within GRACE_S (or died) it is restarted and the response says so.
+
+        When the sandbox's process limit is exhausted (counted, before the command: it could not
+        start) every other process is killed, the shell restarted, and then the command runs; when it
+        runs out during a command that then fails (the shell exits or hangs, a timeout), the same
+        reclaim follows the command. ``reclaimed``/``reclaim_note`` say what was killed and why.
         """
         restarted = False
-        if not self.alive():
+        reclaimed, note = 0, None
+        if self.exhausted():  # the command could not start: reclaim the sandbox first
+            reclaimed = self.restart()
+            restarted = True
+            note = (f"[sandbox] the process limit ({self.pids['name']}) was exhausted: killed {reclaimed} processes "
+                    f"left running by earlier commands, restarted the shell, then ran this command")
+        elif not self.alive():
             self.restart()
             restarted = True
         nonce = secrets.token_hex(8)
@@ -244,6 +293,10 @@ class Shell:
             reap()
         out, err = streams[self.proc.stdout.fileno()], streams[self.proc.stderr.fileno()]
         exit_code = None
+        # The limit ran out while the command ran: bash retries a failed fork for 15 s, then gives up
+        # and exits; or the command timed out meanwhile. Reclaim now, and say so. (Not from what the
+        # output says: a command may print anything.)
+        exhausted_during = note is None and (reason is not None or not (out.done and err.done)) and self.exhausted()
         if out.done and err.done:
             body = out.body()
             i = body.rindex(mark_out)
@@ -252,18 +305,27 @@ class Shell:
             self.bg_pgids = {int(x) for x in tail[1:] if x.strip().isdigit()}
             stdout, stderr = body[:i], err.body()
             self.carry = (out.extra, err.extra)  # late output of background jobs: shown with the next command
+            if exhausted_during:
+                reclaimed = self.restart()
+                restarted = True
         else:
             died = not self.alive()
             if died:
                 exit_code = self.proc.returncode
             stdout, stderr = out.body(), err.body()
-            self.restart()
+            killed = self.restart()
             restarted = True
+            if exhausted_during:
+                reclaimed = killed
             if reason is None:
                 reason = "shell_exited" if died else "stuck"
+        if exhausted_during:
+            note = (f"[sandbox] the process limit ({self.pids['name']}) was exhausted while this command ran, so it "
+                    f"may not have run completely: killed {reclaimed} processes, restarted the shell; run it again")
         return {"ok": True, "exit_code": exit_code, "timed_out": reason == "timeout",
                 "output_limited": reason == "output_limit", "shell_restarted": restarted, "reason": reason,
-                "duration_s": time.monotonic() - t0, "stdout_dropped": out.dropped, "stderr_dropped": err.dropped}, (stdout, stderr)
+                "duration_s": time.monotonic() - t0, "stdout_dropped": out.dropped, "stderr_dropped": err.dropped,
+                "reclaimed": reclaimed, "reclaim_note": note}, (stdout, stderr)
 
 
 class _Stream:
@@ -376,7 +438,7 @@ def main():
     env = {k: v for k, v in os.environ.items() if k in SHELL_ENV_KEEP}
     env.update(cfg.get("env", {}))
     lifetime = float(cfg.get("lifetime_s", 86400))
-    SHELL = Shell(cfg.get("workdir", "/testbed"), env, cfg.get("rlimits", {}))
+    SHELL = Shell(cfg.get("workdir", "/testbed"), env, cfg.get("rlimits", {}), cfg.get("pids"))
     chan.send({"ok": True, "op": "hello", "pid": os.getpid(), "uid": os.getuid(), "shell_pid": SHELL.proc.pid,
                "python": sys.version.split()[0], "id": hello.get("id")})
     ends = time.monotonic() + lifetime

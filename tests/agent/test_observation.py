@@ -45,5 +45,13 @@ def test_output_limit_and_restart_are_announced():
     assert "per-command output limit" in o and "The shell was restarted" in o
 
 
+def test_reclaimed_process_limit_is_announced():
+    note = ("[sandbox] the process limit (pids 128) was exhausted: killed 127 processes left running by earlier "
+            "commands, restarted the shell, then ran this command")
+    o = obs(stdout="alive\n", shell_restarted=True, reclaimed=127, reclaim_note=note)
+    assert o.startswith("Exit code: 0") and "[STDOUT]\nalive\n" + note in o and "The shell was restarted" in o
+    assert "[sandbox]" not in obs(stdout="alive\n")
+
+
 def test_clip_keeps_short_text():
     assert clip("a\nb\n") == "a\nb\n"

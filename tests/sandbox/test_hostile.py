@@ -39,6 +39,86 @@ def test_fork_bomb_in_the_foreground(sb, make):
     still_fine(sb, make)
 
 
+HOGS = {  # ways to use up the pids limit (128 in these tests) and stay alive in the background
+    "fork_bomb": ":(){ :|:& };:",
+    "sleepers": "python3 -c \"import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n"
+                "            time.sleep(600); os._exit(0)\n    except OSError:\n        time.sleep(0.05)\" &",
+}
+
+
+def run_as_agent(sb, command):
+    """The agent's path: an execute_bash tool call and the observation the model reads."""
+    from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
+
+    return execute_tool_call(sb, "execute_bash", {"command": command}, ToolSettings(command_timeout_s=20))
+
+
+@pytest.mark.parametrize("hog", sorted(HOGS))
+def test_exhausted_pids_limit_is_reclaimed_for_the_next_command(sb, make, hog):
+    sb.exec(HOGS[hog], timeout=5)
+    time.sleep(2)  # the limit is full (the bomb saturates within ~0.1 s); its processes stay alive
+    out = run_as_agent(sb, "/bin/echo alive")  # needs a process of its own: it could not start
+    assert out.exit_code == 0 and "[STDOUT]\nalive\n" in out.observation, out.observation
+    assert "[sandbox] the process limit (pids 128) was exhausted: killed " in out.observation
+    assert "then ran this command" in out.observation
+    r = sb.exec("ps -e --no-headers | wc -l", timeout=20)
+    assert r.exit_code == 0 and int(r.stdout) < 10 and r.reclaimed == 0 and r.reclaim_note is None
+    still_fine(sb, make)
+
+
+def test_reclaim_reports_what_it_killed(sb):
+    sb.exec(HOGS["sleepers"], timeout=5)
+    time.sleep(1)
+    r = sb.exec("ls -d /testbed", timeout=20)
+    assert r.exit_code == 0 and r.stdout == "/testbed\n" and r.shell_restarted, r
+    assert 100 < r.reclaimed <= 128 and f"killed {r.reclaimed} processes" in r.reclaim_note
+
+
+def test_pids_limit_exhausted_during_a_command_is_reclaimed_after_it(sb):
+    sb.exec(f"(sleep 3; {HOGS['sleepers'][:-2]}) &")  # fills the limit 3 s from now, while the next command runs
+    # waits in a builtin (an exiting `sleep` would free a slot for the echo), then cannot start the echo:
+    # bash retries the fork until the timeout
+    r = sb.exec("mkfifo /tmp/wait && read -t 5 <> /tmp/wait; /bin/echo late", timeout=8)
+    assert "late" not in r.stdout and r.shell_restarted and 100 < r.reclaimed <= 128, r
+    assert r.reclaim_note.startswith("[sandbox] the process limit (pids 128) was exhausted while this command ran")
+    assert "run it again" in r.reclaim_note
+    r = sb.exec("/bin/echo again", timeout=20)
+    assert r.stdout == "again\n" and r.reclaimed == 0 and not r.shell_restarted
+
+
+def test_without_a_cgroup_bwrap_caps_processes_by_rlimit_and_reclaims(base_config, monkeypatch):
+    """A machine where no cgroup is writable (forced here: this one has one): RLIMIT_NPROC is the
+    limit, and the reclaim names it. The hog stops by itself at the limit, so the test is safe
+    where the kernel does not enforce RLIMIT_NPROC (bwrap run by root maps the sandbox user to
+    host root, which the kernel exempts)."""
+    import dataclasses
+
+    from lis.sandbox.cgroups import Cgroup
+    from lis.sandbox.factory import make_sandbox
+
+    monkeypatch.setattr(Cgroup, "available", staticmethod(lambda: ""))
+    with make_sandbox(dataclasses.replace(base_config, backend="bwrap")).start() as sb:
+        assert sb.info["limits"] == "rlimits (no writable cgroup)"
+        assert sb.exec("ulimit -u").stdout == "128\n"
+        sb.exec("python3 -c \"import os, time\nfor _ in range(130):\n    try:\n        if os.fork() == 0:\n"
+                "            time.sleep(600); os._exit(0)\n    except OSError:\n        break\ntime.sleep(600)\" &")
+        time.sleep(1)
+        r = sb.exec("/bin/echo alive", timeout=20)
+        assert r.stdout == "alive\n" and r.exit_code == 0 and 100 < r.reclaimed, r
+        assert r.reclaim_note.startswith("[sandbox] the process limit (RLIMIT_NPROC 128) was exhausted: killed ")
+
+
+def test_fork_trouble_in_the_output_of_a_healthy_sandbox_is_no_reclaim(sb):
+    sb.exec("cd /tmp; sleep 300 &")
+    sb.exec("python3 -c \"import os, time\nfor _ in range(70):\n    if os.fork() == 0:\n        time.sleep(600); os._exit(0)\" &")
+    r = sb.exec("echo 'bash: fork: retry: Resource temporarily unavailable' >&2; echo 'sh: 1: Cannot fork'; "
+                "python3 -c 'raise BlockingIOError(11, \"Resource temporarily unavailable\")'", timeout=20)
+    assert r.exit_code == 1 and "Resource temporarily unavailable" in r.stderr
+    for r in (r, sb.exec("/bin/echo alive; pwd; pgrep -c sleep", timeout=20)):
+        assert r.reclaimed == 0 and r.reclaim_note is None and not r.shell_restarted, r
+    assert r.stdout.split() == ["alive", "/tmp", "1"] and count_processes(sb) > 70  # nothing was killed
+
+
 def test_pids_limit_caps_forking(sb):
     r = sb.exec("python3 -c \"import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
                 "            time.sleep(60); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print('stopped', n, e.errno)\"",

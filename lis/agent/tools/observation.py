@@ -11,7 +11,7 @@ As in llm-in-sandbox 0.2, a stream of more than 80 lines keeps its first and las
 around a divider. Differences (docs/differences.md): no literal backslash before ``[`` (a Rich
 escape leaked into the official text); a character cap per stream, so that one 10 MB line
 cannot flood the context; a timeout or the output limit names the limit that was hit; a
-restarted shell is announced.
+restarted shell is announced, and so is a sandbox reclaimed from an exhausted process limit.
 """
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ def bash_observation(r: ExecResult, *, timeout_s: float, max_output_bytes: int, 
                      keep: int = 40, max_chars: int = 20000) -> str:
     stdout = r.stdout
     notes = []
+    if r.reclaim_note:  # the sandbox's process limit was exhausted and sandboxd cleared it
+        notes.append(r.reclaim_note)
     if r.timed_out:
         notes.append(f"The command took too long to execute (>{timeout_s:g}s) and was stopped "
                      f"(the per-command time limit).")
