@@ -42,3 +42,48 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
     typer.echo(text)
+
+
+@app.command("rollout")
+def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
+            tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",
+                                       help="Training context tasks; the first one is the group's prompt."),
+            samples: int = typer.Option(8, "--samples", min=2, help="Episodes in the group (GRPO's samples per prompt)."),
+            out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
+            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
+    """A GRPO group's episodes one after the other vs all at once (real sandboxes, the policy's turns
+    batched): group time against the longest episode's (the claim: within 1.5x) and the speed-up."""
+    from lis.agent.trajectory import read_jsonl
+    from lis.errors import LisError
+    from lis.models.base import Sampling
+    from lis.models.local_hf import LocalHFModel
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.tasks.schema import Task
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.rollout.bench import bench_group
+    from lis.train.rollout.group import RolloutSettings
+    from lis.train.teacher.stage import agent_settings
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    if not tasks.is_file():
+        raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
+    task = Task.from_dict(next(iter(read_jsonl(tasks))))
+    g = GRPOSettings.from_params(p.section("grpo"))
+    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=f"bench-{registry.RUN_ID}")
+    import dataclasses
+
+    cfg = dataclasses.replace(agent_settings(p, sandbox), max_turns=g.max_turns)
+    settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
+                               sampling=Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k,
+                                                 max_tokens=g.max_tokens_per_turn))
+    policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=0)
+    with console.status(f"benchmarking a group of {samples} episodes"):
+        res = bench_group(policy, task, cfg, sandbox, settings, samples=samples)
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)

@@ -1,0 +1,49 @@
+"""How long a GRPO group takes against its episodes alone (``lis bench rollout``).
+
+    bench_group(policy, task, agent_cfg, sandbox_config, samples=8)
+
+The same ``samples`` episodes of one task (one GRPO group: different seeds) run twice: one after
+the other, each alone (pool of 1), and all at once (pool of ``samples``, turns batched by the
+policy's engine). The claim checked: the group finishes within 1.5× the longest episode's time.
+Both the longest episode *alone* and the longest *inside the group* are reported, with the
+sequential total, so the ratio can be read either way.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+def bench_group(policy: Any, task: Any, agent_cfg, sandbox_config, settings, samples: int = 8,
+                seed: int = 0) -> dict[str, Any]:
+    from lis.sandbox.pool import SandboxPool
+    from lis.train.rollout.group import run_episode, run_group
+
+    seeds = [seed + i for i in range(samples)]
+    alone = []
+    with SandboxPool(sandbox_config, max_concurrent=1, warm=1) as pool:
+        time.sleep(1.0)
+        for s in seeds:
+            t0 = time.monotonic()
+            r = run_episode(task, policy, agent_cfg, settings, pool=pool, seed=s)
+            alone.append({"wall_s": time.monotonic() - t0, "turns": r.stats["turns"],
+                          "termination": r.stats["termination"], "tokens": r.stats["episode_tokens"]})
+    with SandboxPool(sandbox_config, max_concurrent=samples, warm=samples) as pool:
+        time.sleep(min(10.0, 0.5 * samples))  # warm sandboxes started: time episodes, not container starts
+        t0 = time.monotonic()
+        group = run_group([task] * samples, policy, agent_cfg, settings, pool=pool, seeds=seeds)
+        group_s = time.monotonic() - t0
+    longest_alone = max(a["wall_s"] for a in alone)
+    longest_in_group = max(r.stats["wall_s"] for r in group)
+    sequential = sum(a["wall_s"] for a in alone)
+    return {
+        "episodes": samples, "task": task.id,
+        "sequential_s": round(sequential, 2), "longest_alone_s": round(longest_alone, 2),
+        "group_s": round(group_s, 2), "longest_in_group_s": round(longest_in_group, 2),
+        "group_over_longest_alone": round(group_s / longest_alone, 2) if longest_alone else None,
+        "group_over_longest_in_group": round(group_s / longest_in_group, 2) if longest_in_group else None,
+        "speedup_vs_sequential": round(sequential / group_s, 2) if group_s else None,
+        "within_1_5x_longest": group_s <= 1.5 * longest_alone,
+        "turns_alone": [a["turns"] for a in alone], "turns_group": [r.stats["turns"] for r in group],
+        "terminations_group": [r.stats["termination"] for r in group],
+    }
