@@ -3,9 +3,10 @@
     lis tasks --domain math --profile smoke --out data/tasks/math.jsonl          # settings from params (the pipeline)
     lis tasks --domain biomed --source hub --revision <sha> --limit 100 --seed 0 --out data/tasks/biomed.jsonl
     lis tasks --domain math --source hub --require-pinned --out data/tasks/math.jsonl   # strict: refuse an unpinned revision
+    lis tasks --domain instruct_pretrain --source generated --out data/tasks/instruct_pretrain.jsonl  # held-out context tasks
 
 Settings come from params (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``,
-profile applied); a flag given on the command line wins over params.
+``tasks.context`` for source generated, profile applied); a flag given on the command line wins over params.
 """
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ import typer
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
 
 log = logging.getLogger("lis.tasks")
-SOURCES = ("samples", "hub")
+SOURCES = ("samples", "hub", "generated")
 
 Domain = typer.Option(..., "--domain", "-d", help="math | physics | chem | biomed | long_context | instruct_follow"
                                                   " | instruct_pretrain | demo.")
 Source = typer.Option(None, "--source", "-s",
                       help="samples: the offline sample in data/samples (none for chem and instruct_pretrain); "
-                           "hub: the Hugging Face hub at --revision.")
+                           "hub: the Hugging Face hub at --revision; generated (instruct_pretrain only): the "
+                           "held-out split of the context tasks built as params tasks.context says.")
 Revision = typer.Option(None, "--revision", "-r", help="hub only: the dataset revision to pin (a commit sha). "
                                                        "Without one the current main is read, with a warning, and the "
                                                        "commit read is recorded in the manifest.")
@@ -60,8 +62,9 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _from_params(domain: str, profile: Optional[str], params_file: Optional[Path]) -> tuple[dict, Optional[str], Optional[str]]:
-    """The domain's settings, samples_dir and bench_dataset from params; ({}, None, None) outside a project."""
+def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Path]):
+    """The domain's settings, samples_dir, bench_dataset and (tasks.context, project root) from params;
+    ({}, None, None, None) outside a project."""
     from lis.errors import ParamsError
     from lis.params import load
 
@@ -70,9 +73,29 @@ def _from_params(domain: str, profile: Optional[str], params_file: Optional[Path
     except ParamsError:
         if profile or params_file:
             raise
-        return {}, None, None
+        return {}, None, None, None
     sec = p.section("tasks")
-    return dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"]), sec.get("bench_dataset")
+    return (dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"]), sec.get("bench_dataset"),
+            (sec.get("context") or {}, p.root))
+
+
+def _held_out(domain: str, context: Optional[tuple]) -> tuple[list, dict]:
+    """The held-out context tasks (source generated) and the manifest facts about them."""
+    from lis.data import build_splits, qa_mix, settings_from
+    from lis.errors import LisError
+
+    if domain != "instruct_pretrain":
+        raise LisError(f"--source generated applies to instruct_pretrain only, not {domain}",
+                       "use --source samples or --source hub")
+    sec, root = context if context is not None else ({}, Path.cwd())
+    s = settings_from(sec)
+    splits = build_splits(s, root)
+    if not splits.held_out:
+        raise LisError("the held-out split of the context tasks is empty", "raise tasks.context.held_out_contexts above 0")
+    return splits.held_out, {"split": "held_out", "context_source": s.source, "context_seed": s.seed,
+                             "knobs": s.construction_knobs(), "contexts": splits.facts.get("contexts"),
+                             "source_facts": {k: v for k, v in splits.facts.items() if k != "contexts"},
+                             "qa_mix": qa_mix(splits.held_out), "revision": None}
 
 
 def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Optional[str] = Revision,
@@ -99,7 +122,7 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()
-    conf, params_samples, params_bench = _from_params(domain, profile, params_file)
+    conf, params_samples, params_bench, context = _params_tasks(domain, profile, params_file)
     source = source or conf.get("source") or "samples"
     if source == "hub":
         revision = revision or conf.get("revision")
@@ -112,7 +135,15 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
     if source not in SOURCES:
         raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
     facts: dict = {"source": source}
-    if source == "samples":
+    if source == "generated":
+        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset),
+                            ("--samples-dir", samples_dir)):
+            if value:
+                raise LisError(f"{flag} does not apply to --source generated")
+        found, more = _held_out(domain, context)
+        facts.update(more)
+    elif source == "samples":
         for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
                             ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
             if value:
