@@ -3,7 +3,7 @@
 # Every trained model lands in data/models/<name>; external models get a card there instead, so
 # that evaluation depends on data/models/<model> whoever made it.
 TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/sandbox", "lis/tasks",
-              "lis/train", "lis/eval"]
+              "lis/train", "lis/data"]
 EXTERNAL = JOBS["external"]
 
 

@@ -109,8 +109,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     tokenizer = AutoTokenizer.from_pretrained(init)
     by_prompt = {}
     rows = []
+    from lis.train.rollout.group import task_mode
+
     for t in tasks:
-        msgs = render_prompts(t, mode)
+        msgs = render_prompts(t, task_mode(t, mode))
         by_prompt[prompt_key(msgs)] = t
         rows.append({"prompt": msgs, "task_id": t.id})
     dataset = Dataset.from_list(rows)

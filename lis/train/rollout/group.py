@@ -28,6 +28,14 @@ OVERLONG = ("max_turns", "token_budget")
 INFRA = ("model_error", "sandbox_error", "error")
 
 
+def task_mode(task: Task, mode: str) -> str:
+    """The episode mode of ``task`` under a run's mode: sandbox RL runs each task as its variant
+    says (the prompt variant puts the documents in the prompt: ``sandbox_inline``); vanilla is vanilla."""
+    from lis.data import episode_mode
+
+    return episode_mode(task) if mode == "sandbox" else mode
+
+
 @dataclass
 class RolloutSettings:
     mode: str = "sandbox"                 # sandbox (tools, context in files) | vanilla (LLM-RL: no tools)
@@ -64,7 +72,7 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
                                max_episode_tokens=settings.max_episode_tokens,
                                sampling=dataclasses.replace(settings.sampling, seed=seed + 7919 * attempts)
                                if settings.sampling is not None else None)
-        rec = run_task(task, session, settings.mode, agent_cfg, pool=pool, seed=seed, repeat=0)
+        rec = run_task(task, session, task_mode(task, settings.mode), agent_cfg, pool=pool, seed=seed, repeat=0)
         if rec.termination not in INFRA or attempts > settings.retries:
             break
         log.warning("rollout of %s: %s (%s); running it again", task.id, rec.termination, rec.error)
