@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lis.agent.loop import AgentConfig, run_episode
+from lis.agent.loop import AgentConfig, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError
 from lis.prompts import layout, render_prompts
@@ -78,11 +78,15 @@ def prepare_sandbox(sb: Sandbox, task: Task, mode: str, input_dir: Path | None =
 
 def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool: SandboxPool | None = None,
              sandbox: Sandbox | None = None, input_dir: Path | None = None, collect_to: Path | None = None,
-             on_step: Callable[[Step], None] | None = None, **meta: Any) -> Trajectory:
+             on_step: Callable[[Step], None] | None = None, should_stop: Callable[[], bool] | None = None,
+             **meta: Any) -> Trajectory:
     """Run ``task`` in ``mode``. Sandbox modes take a sandbox from ``pool`` (or use ``sandbox``),
     place the task's files, run the loop, read the answer, optionally copy the output folder to
     ``collect_to``, and give the sandbox back. Never raises for model or sandbox failures: the
-    record's ``termination`` and ``error`` say what happened ("interrupted" after Ctrl-C)."""
+    record's ``termination`` and ``error`` say what happened ("interrupted" after Ctrl-C, or once
+    ``should_stop()`` — this episode's own cancellation, see :func:`lis.agent.loop.run_episode` —
+    returns true; no output is copied out then)."""
+    stopped = stopper(should_stop)
     if mode == "vanilla":
         return run_vanilla(task, model, cfg, **meta)
     rec = _record(task, model, mode, **meta)
@@ -99,15 +103,17 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
         rec.sandbox_start_s = getattr(sb, "started_s", 0.0)
         rec.backend = sb.config.backend
         rec.image = sb.config.image or sb.config.rootfs
+        if stopped():
+            raise cancel.Interrupted("cancelled")
         prepare_sandbox(sb, task, mode, input_dir)
-        run_episode(model, sb, messages, cfg, rec, on_step=on_step)
-        if collect_to is not None:
+        run_episode(model, sb, messages, cfg, rec, on_step=on_step, should_stop=should_stop)
+        if collect_to is not None and not stopped():
             try:
                 sb.copy_out(lay.output_dir, collect_to)
             except (OSError, SandboxError) as e:
                 rec.error = rec.error or f"could not copy {lay.output_dir} out: {e}"
     except SandboxError as e:
-        rec.termination = "interrupted" if cancel.requested() else "sandbox_error"
+        rec.termination = "interrupted" if stopped() else "sandbox_error"
         rec.error = e.one_line()
         rec.messages = rec.messages or messages
     except cancel.Interrupted:

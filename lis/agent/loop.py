@@ -54,14 +54,31 @@ def _append_remaining(msg: dict[str, Any], n: int) -> None:
     msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
 
 
+def stopper(should_stop: Callable[[], bool] | None) -> Callable[[], bool]:
+    """True once the whole run is cancelled (Ctrl-C, :mod:`lis.util.cancel`) or ``should_stop()``
+    says so (one episode's own cancellation, e.g. its client went away)."""
+    return lambda: cancel.requested() or bool(should_stop and should_stop())
+
+
+def _check(stopped: Callable[[], bool]) -> None:
+    cancel.check()
+    if stopped():
+        raise cancel.Interrupted("cancelled")
+
+
 def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any]], cfg: AgentConfig,
-                record: Trajectory, on_step: Callable[[Step], None] | None = None) -> Trajectory:
+                record: Trajectory, on_step: Callable[[Step], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> Trajectory:
     """Run one episode on a started sandbox whose input files are in place; fill and return ``record``.
 
     Never raises for what the model or the commands do: the record's ``termination`` says how
     the episode ended (submitted, max_turns, token_budget, timeout, model_error, sandbox_error,
-    or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`).
+    or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`, or by ``should_stop``).
+    ``should_stop`` (optional) is this episode's own cancellation token, checked wherever the
+    global cancellation is: before every model and tool call, and when a call fails (a sandbox
+    killed from outside because its episode was cancelled ends it as interrupted, not as an error).
     """
+    stopped = stopper(should_stop)
     t0 = time.monotonic()
     deadline = t0 + cfg.episode_timeout_s
     record.started_utc = record.started_utc or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -80,13 +97,13 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             termination = "token_budget"
             break
         try:
-            cancel.check()
+            _check(stopped)
             res = model.chat(history, TOOLS, cfg.sampling)
         except cancel.Interrupted:
             termination = "interrupted"
             break
         except ModelError as e:
-            if cancel.requested():
+            if stopped():
                 termination = "interrupted"
                 break
             termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
@@ -118,7 +135,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
         done = False
         try:
             for call in calls:
-                cancel.check()
+                _check(stopped)
                 fn = call.get("function", {})
                 name, raw = fn.get("name"), fn.get("arguments")
                 if name == INVALID:
@@ -149,7 +166,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             break
         except SandboxError as e:
             record.steps.append(step)
-            termination = "interrupted" if cancel.requested() else "sandbox_error"
+            termination = "interrupted" if stopped() else "sandbox_error"
             record.error = e.one_line()
             break
         record.steps.append(step)

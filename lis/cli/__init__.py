@@ -8,6 +8,8 @@
     lis score                       score one response with the runner's scorer
     lis sandbox cleanup|exec        remove leftover sandboxes; run a command in a fresh one
     lis bench sandbox               tool-call round trip, start, pool, concurrency, memory
+    lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
+    lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
     lis report                      last stage: paper_figures/
     lis pipeline check              Snakefile rules and dvc.yaml stages declare the same things
 """
@@ -30,6 +32,7 @@ from lis.cli import report as _report
 from lis.cli import run as _run
 from lis.cli import sandbox as _sandbox
 from lis.cli import score as _score
+from lis.cli import serve as _serve
 from lis.cli import tasks as _tasks
 from lis.cli import train as _train
 from lis.errors import LisError
@@ -47,6 +50,7 @@ app.add_typer(_eval.app, name="eval")
 app.add_typer(_model.app, name="model")
 app.add_typer(_train.app, name="train")
 app.command("run")(_run.run)
+app.command("serve")(_serve.serve)
 app.command("tasks")(_tasks.tasks)
 app.command("context-tasks")(_context_tasks.context_tasks)
 app.command("score")(_score.score)

@@ -87,3 +87,43 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
     typer.echo(text)
+
+
+@app.command("serve")
+def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="Requests of the load phase."),
+          concurrent: int = typer.Option(64, "--concurrent", min=1, max=256, help="Requests at once."),
+          max_concurrent: int = typer.Option(64, "--max-concurrent", min=1, help="The server's episodes at once."),
+          sequential: int = typer.Option(5, "--sequential", min=0, help="Requests one at a time first (unloaded latency)."),
+          model: Optional[str] = typer.Option(None, "--model", help="Upstream instead of the replay server: a models "
+                                              "entry or a model folder (e.g. the tiny agent)."),
+          backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
+          baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also run the episodes in-process."),
+          out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
+          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
+    """Load test of `lis serve` (loopback only): N concurrent requests through the OpenAI client, the
+    upstream a replay server (our overhead); latency p50/p90/p99, throughput, lost episodes (every
+    request answered with its own answer, every sandbox removed), and the same episodes in-process."""
+    import tempfile
+
+    from lis.bench.serve import bench_serve
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    sec = p.section("sandbox")
+    if backend:
+        sec["backend"] = backend
+    cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}")
+    args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
+        (["--backend", backend] if backend else [])
+    with tempfile.TemporaryDirectory(prefix="lis-bench-serve-") as tmp, console.status("benchmarking") as status:
+        res = bench_serve(Path(tmp), requests=requests, concurrent=concurrent, max_concurrent=max_concurrent,
+                          sequential=sequential, serve_args=args, upstream_model=model, sandbox_config=cfg,
+                          baseline=baseline, progress=lambda s: status.update(f"benchmarking: {s}"))
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)

@@ -189,6 +189,12 @@ class Sandbox(ABC):
         self._destroy()
         registry.unregister(self)
 
+    def kill(self) -> None:
+        """Destroy the sandbox now, from any thread, without waiting for a request in progress
+        (``close`` waits for it): that request fails with SandboxError, and ``close`` still follows
+        as usual. For cancelling one episode while its command runs (lis serve)."""
+        self._destroy()
+
     @property
     def closed(self) -> bool:
         return self._closed
