@@ -1,5 +1,6 @@
 """``lis bench sandbox``: what one tool call and one sandbox cost, measured against the baseline
-(a plain ``docker exec`` per command, as llm-in-sandbox 0.2 does) in the same run."""
+(a plain ``docker exec`` per command, as llm-in-sandbox 0.2 does) in the same run, and what one
+sandbox holds in memory, idle and busy (:mod:`lis.bench.memory`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +10,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from lis.bench.memory import measure_memory
+from lis.errors import LisError
 from lis.sandbox.base import SandboxConfig
 from lis.sandbox.factory import make_sandbox
 from lis.sandbox.pool import SandboxPool
@@ -29,7 +32,8 @@ def _timed(fn: Callable[[], Any], n: int) -> list[float]:
 
 
 def bench_sandbox(config: SandboxConfig, *, n_echo: int = 200, n_starts: int = 5, concurrent: int = 64,
-                  commands: int = 20, warm: int = 4, progress: Callable[[str], None] = lambda s: None) -> dict:
+                  commands: int = 20, warm: int = 4, n_memory: int = 3,
+                  progress: Callable[[str], None] = lambda s: None) -> dict:
     from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
 
     res: dict[str, Any] = {"backend": config.backend, "image": config.image or config.rootfs}
@@ -47,9 +51,16 @@ def bench_sandbox(config: SandboxConfig, *, n_echo: int = 200, n_starts: int = 5
             base = _timed(lambda: sb.raw_exec(["echo", "hi"]), max(20, n_echo // 5))
             res["raw_exec_run_echo"] = _ms(base)
             res["speedup_vs_exec_run"] = round(st.median(base) / st.median(ours), 1)
-            time.sleep(2)
-            mem = sb.memory_usage_bytes()
-            res["idle_memory_mib"] = round(mem / 2**20, 1) if mem is not None else None
+
+    if n_memory:
+        progress(f"memory, idle and busy ({n_memory} sandboxes)")
+        try:
+            res["memory"] = measure_memory(config, n=n_memory)
+            res["memory"]["workload"].pop("script")
+            res["idle_memory_mib"] = res["memory"]["idle_mib"]["mean"]
+            res["busy_peak_memory_mib"] = res["memory"]["busy_peak_mib"]["mean"]
+        except LisError as e:  # bubblewrap without a cgroup: no memory numbers, the rest stands
+            res["memory"] = {"error": e.one_line()}
 
     progress(f"start time ({n_starts} sandboxes)")
     starts = []

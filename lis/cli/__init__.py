@@ -8,6 +8,9 @@
     lis score                       score one response with the runner's scorer
     lis sandbox cleanup|exec        remove leftover sandboxes; run a command in a fresh one
     lis bench sandbox               tool-call round trip, start, pool, concurrency, memory
+    lis bench memory                memory of one sandbox, idle and busy (Table 12)
+    lis throughput                  queries per minute, vanilla vs sandbox, one endpoint
+    lis efficiency tokens|storage   token/time split (Tables 10, 11); storage and memory (Table 12)
     lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
     lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
     lis report                      last stage: paper_figures/
@@ -22,6 +25,9 @@ import typer
 from lis.cli import bench as _bench
 from lis.cli import context_tasks as _context_tasks
 from lis.cli import doctor as _doctor
+from lis.cli import bench_memory as _bench_memory
+from lis.cli import efficiency as _efficiency
+from lis.cli import efficiency_storage as _efficiency_storage
 from lis.cli import eval as _eval
 from lis.cli import eval_summary as _eval_summary
 from lis.cli import image as _image
@@ -34,6 +40,7 @@ from lis.cli import sandbox as _sandbox
 from lis.cli import score as _score
 from lis.cli import serve as _serve
 from lis.cli import tasks as _tasks
+from lis.cli import throughput as _throughput
 from lis.cli import train as _train
 from lis.errors import LisError
 
@@ -45,6 +52,9 @@ app.add_typer(_params.app, name="params")
 app.add_typer(_pipeline.app, name="pipeline")
 app.add_typer(_sandbox.app, name="sandbox")
 app.add_typer(_bench.app, name="bench")
+_bench.app.command("memory")(_bench_memory.memory)
+_efficiency.app.command("storage")(_efficiency_storage.storage)
+app.add_typer(_efficiency.app, name="efficiency")
 _eval.app.command("summary")(_eval_summary.summary)
 app.add_typer(_eval.app, name="eval")
 app.add_typer(_model.app, name="model")
@@ -56,6 +66,7 @@ app.command("context-tasks")(_context_tasks.context_tasks)
 app.command("score")(_score.score)
 app.command("doctor")(_doctor.doctor)
 app.command("report")(_report.report)
+app.command("throughput")(_throughput.throughput)
 
 
 def main() -> None:

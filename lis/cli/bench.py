@@ -19,10 +19,13 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
             concurrent: int = typer.Option(64, "--concurrent", help="Sandboxes at once."),
             commands: int = typer.Option(20, "--commands", help="Commands per concurrent sandbox."),
             warm: int = typer.Option(4, "--warm", help="Warm pool size for the acquire measurement."),
+            memory_n: int = typer.Option(3, "--memory-n", min=0,
+                                         help="Sandboxes whose idle and busy memory is measured (0: skip)."),
             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Round trip of `echo hi` through our execute_bash vs a raw exec_run on the same container;
-    sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; idle memory."""
+    sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; memory of an idle
+    sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`)."""
     from lis.sandbox import registry
     from lis.bench.sandbox import bench_sandbox
     from lis.sandbox.factory import config_from_params
@@ -36,7 +39,7 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}")
     with console.status("benchmarking") as status:
         res = bench_sandbox(cfg, n_echo=n_echo, concurrent=concurrent, commands=commands, warm=warm,
-                            progress=lambda s: status.update(f"benchmarking: {s}"))
+                            n_memory=memory_n, progress=lambda s: status.update(f"benchmarking: {s}"))
     text = json.dumps(res, indent=1)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,314 @@
+"""Queries per minute, vanilla vs sandbox, against one model endpoint (``lis throughput``).
+
+A fixed task list runs through the real agent (:func:`lis.agent.episode.run_task`; sandbox mode
+through a real sandbox pool) at a fixed concurrency, once per mode per repeat; modes alternate
+order between repeats (vanilla first on even repeats, last on odd ones) so that a drift of the
+endpoint over time does not favour one mode; ``warmup`` untimed episodes per mode go first (the
+first call to a model pays for loading it). Episodes are fresh: no journal is read or written.
+
+For each run (one mode, one repeat):
+
+    QPM        = completed queries / (wall seconds / 60)
+    wall       = from the first submission to the end of the last episode
+    completed  = episodes that ended by the model's doing (submitted, answered, out of turns or
+                 tokens, timed out); infrastructure errors are counted apart and a run with more
+                 than ``max_error_share`` of them fails instead of publishing a number
+    tokens/s   = generated tokens / wall seconds (output), and sum_k (p_k + c_k) / wall (processed)
+
+Per mode: the mean over repeats with n and a 95% Student-t interval (its lower bound no less
+than 0); the ratio of a mode to vanilla is the geometric mean over repeats of the per-repeat
+ratio QPM_mode / QPM_vanilla (paired by repeat), its 95% interval a Student-t interval on the
+logarithms (docs/efficiency.md); the ratio of the mean QPMs is reported beside it.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import os
+import platform
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from lis.agent.episode import run_task
+from lis.agent.loop import AgentConfig
+from lis.analysis.efficiency_stats import geometric_interval, rounded, t_interval
+from lis.analysis.efficiency_tokens import INFRA_TERMINATIONS, episode_efficiency
+from lis.errors import LisError
+from lis.models.base import ChatModel
+from lis.sandbox.base import SandboxConfig
+from lis.tasks.schema import Task
+from lis.util import cancel
+
+log = logging.getLogger("lis.throughput")
+SCHEMA = "lis.bench.throughput/1"
+MODES = ("vanilla", "sandbox", "sandbox_inline")
+SERVE = ("http", "direct")
+
+
+@dataclass
+class ThroughputSettings:
+    """The ``throughput`` params section (these defaults stand until params.yaml has one)."""
+
+    model: str = "base"            # a models entry: the ONE endpoint both modes run against
+    serve: str = "http"            # http: a local/scripted model is served by our ChatServer on loopback and
+    #                                called through the OpenAI client, as a vLLM endpoint is | direct: in-process
+    domains: list[str] = field(default_factory=lambda: ["math"])
+    tasks: int = 8                 # per domain: the first N tasks of data/tasks/<domain>.jsonl
+    concurrency: int = 8           # episodes at once (and sandboxes at once)
+    repeats: int = 3
+    modes: list[str] = field(default_factory=lambda: ["vanilla", "sandbox"])
+    warm: int = 0                  # sandboxes started before the clock starts (0: sandbox start is part of the cost)
+    warmup: int = 1                # untimed episodes per mode before the timed runs (first-call costs: model
+    #                                load, connections, caches), not counted
+    seed: int = 0
+    max_error_share: float = 0.05  # a run with more infrastructure errors than this fails
+
+    @classmethod
+    def from_params(cls, section: dict[str, Any] | None, **overrides: Any) -> "ThroughputSettings":
+        """Settings from the params section (None: the defaults) with command-line overrides (None: unset).
+        Raises LisError naming a bad key or value."""
+        values = dict(section or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise LisError(f"throughput: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        s = cls(**values)
+        s.domains, s.modes = list(s.domains), list(s.modes)
+        for name in ("tasks", "concurrency", "repeats"):
+            if int(getattr(s, name)) < 1:
+                raise LisError(f"throughput.{name} must be at least 1 (got {getattr(s, name)})", f"fix throughput.{name}")
+        bad = [m for m in s.modes if m not in MODES]
+        if bad or not s.modes or len(set(s.modes)) != len(s.modes):
+            raise LisError(f"throughput.modes: {s.modes} is not a list of distinct modes", f"use some of {', '.join(MODES)}")
+        if s.serve not in SERVE:
+            raise LisError(f"throughput.serve: unknown value {s.serve!r}", f"use {' or '.join(SERVE)}")
+        if not s.domains:
+            raise LisError("throughput.domains is empty", "name at least one domain")
+        if s.warm < 0 or s.warmup < 0 or not 0 <= s.max_error_share <= 1:
+            raise LisError("throughput.warm and warmup must be >= 0 and max_error_share within [0, 1]",
+                           "fix the throughput section")
+        return s
+
+
+def qpm(completed: int, wall_s: float) -> float:
+    """Queries per minute: completed queries over the wall time in minutes (0 when nothing ran)."""
+    return completed * 60.0 / wall_s if wall_s > 0 else 0.0
+
+
+def run_summary(mode: str, repeat: int, position: int, episodes: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    """One run's numbers from its episodes (dicts with termination, wall_s and the token split)."""
+    done = [e for e in episodes if e["termination"] not in INFRA_TERMINATIONS]
+    errors = Counter(e["termination"] for e in episodes if e["termination"] in INFRA_TERMINATIONS)
+    generated = sum(e["model_tokens"] or 0 for e in done)
+    processed = sum(e["billed_tokens"] or 0 for e in done)
+    usage_missing = sum(1 for e in done if e["model_tokens"] is None)
+    return {
+        "mode": mode, "repeat": repeat, "position": position, "queries": len(episodes), "completed": len(done),
+        "errors": sum(errors.values()), "error_kinds": dict(errors),
+        "terminations": dict(Counter(e["termination"] for e in episodes)),
+        "wall_s": round(wall_s, 3), "qpm": round(qpm(len(done), wall_s), 4),
+        "output_tokens_per_s": round(generated / wall_s, 3) if wall_s > 0 and not usage_missing else None,
+        "tokens_per_s": round(processed / wall_s, 3) if wall_s > 0 and not usage_missing else None,
+        "usage_missing": usage_missing,
+        "episode_wall_s_mean": round(sum(e["wall_s"] for e in done) / len(done), 3) if done else None,
+        "turns_mean": round(sum(e["turns"] for e in done) / len(done), 3) if done else None,
+    }
+
+
+def _mean_entry(values: list[float], digits: int = 3) -> dict[str, Any]:
+    s = t_interval(values, floor=0.0)
+    return {"mean": rounded(s["mean"], digits), "ci95": rounded(s["ci95"], digits), "n": s["n"],
+            "values": rounded(values, digits)}
+
+
+def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "vanilla") -> dict[str, Any]:
+    """Per mode: QPM and tokens/s over repeats (mean, n, 95% t-interval floored at 0); per mode other
+    than the baseline: the per-repeat ratios QPM_mode / QPM_baseline (geometric mean, n, interval on
+    the log scale) and the ratio of the mean QPMs."""
+    out: dict[str, Any] = {"modes": {}, "ratios": {}}
+    for m in modes:
+        rs = sorted((r for r in runs if r["mode"] == m), key=lambda r: r["repeat"])
+        tps = [r["tokens_per_s"] for r in rs if r["tokens_per_s"] is not None]
+        ops = [r["output_tokens_per_s"] for r in rs if r["output_tokens_per_s"] is not None]
+        out["modes"][m] = {"qpm": _mean_entry([r["qpm"] for r in rs]),
+                           "output_tokens_per_s": _mean_entry(ops), "tokens_per_s": _mean_entry(tps),
+                           "runs": len(rs), "queries": sum(r["queries"] for r in rs),
+                           "completed": sum(r["completed"] for r in rs), "errors": sum(r["errors"] for r in rs)}
+    if baseline in modes:
+        base = {r["repeat"]: r["qpm"] for r in runs if r["mode"] == baseline}
+        for m in modes:
+            if m == baseline:
+                continue
+            pairs = [(r["qpm"], base[r["repeat"]]) for r in runs if r["mode"] == m and base.get(r["repeat"])]
+            per = [a / b for a, b in pairs]
+            g = geometric_interval(per)
+            mean_m, mean_b = out["modes"][m]["qpm"]["mean"], out["modes"][baseline]["qpm"]["mean"]
+            out["ratios"][f"{m}/{baseline}"] = {"geomean": rounded(g["mean"], 4), "ci95": rounded(g["ci95"], 4),
+                                                "n": g["n"], "values": rounded(per, 4),
+                                                "ratio_of_means": rounded(mean_m / mean_b, 4) if mean_b else None}
+    return out
+
+
+def model_spec(params, name: str) -> dict[str, Any]:
+    """The params entry of a model, a local folder given relative made absolute (as the eval runner
+    reads it: ``lis.eval.jobs.model_spec``; a test keeps the two equal). Raises LisError."""
+    models = params.section("models")
+    if name not in models:
+        raise LisError(f"no model named '{name}' in params (models: {', '.join(models) or 'none'})",
+                       "add an entry under models: in params.yaml, or pick one with --model")
+    spec = dict(models[name])
+    for key in ("path", "model"):
+        if spec.get("backend") == "local" and spec.get(key) and not Path(spec[key]).is_absolute():
+            spec[key] = str(params.root / spec[key])
+    return spec
+
+
+def agent_config(params, model: str, domain: str, sandbox: SandboxConfig | None) -> AgentConfig:
+    """The agent settings an evaluation episode of ``model`` on ``domain`` gets (the same as
+    ``lis.eval.jobs.agent_config``, kept apart so that this stage does not run the evaluation's
+    code — scorers, journal; a test keeps the two equal)."""
+    from lis.agent.tools.dispatch import ToolSettings
+    from lis.models.base import Sampling
+
+    a = params.section("agent")
+    obs = a["observation"]
+    exts = (a.get("editor") or {}).get("view_extensions")
+    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
+                         view_extensions=tuple(exts) if exts else None)
+    if sandbox is not None:
+        tools = dataclasses.replace(tools, command_timeout_s=sandbox.command_timeout_s,
+                                    max_output_bytes=sandbox.limits.max_output_bytes)
+    return AgentConfig(max_turns=a["max_turns"],
+                       max_context_tokens=a["max_context_tokens_by_domain"].get(domain, a["max_context_tokens"]),
+                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools,
+                       sampling=Sampling(**model_spec(params, model).get("sampling", {})))
+
+
+def episode_seed(base: int, task_id: str, repeat: int) -> int:
+    return int(hashlib.sha256(f"{base}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
+
+
+@contextlib.contextmanager
+def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tuple[ChatModel, dict[str, Any]]]:
+    """The model both modes call. An ``openai`` entry is its endpoint as it is. Any other backend
+    (local, scripted) is, with ``serve: http``, served by our ChatServer on a free loopback port and
+    called through the OpenAI client — the path a vLLM endpoint takes (HTTP, JSON, the server's
+    reported usage) — or, with ``serve: direct``, called in-process."""
+    from lis.models.registry import build_model
+
+    backend = spec.get("backend")
+    if backend == "openai":
+        yield build_model(name, spec), {"name": name, "backend": backend, "endpoint": spec.get("base_url"),
+                                        "served_model": spec.get("model")}
+        return
+    inner = build_model(name, spec)
+    if serve == "direct":
+        yield inner, {"name": name, "backend": backend, "endpoint": "in-process"}
+        return
+    from lis.models.openai_compat import OpenAIChatModel
+    from lis.models.server import ChatServer
+
+    with ChatServer(inner) as srv:
+        client = OpenAIChatModel(name, model=name, base_url=srv.base_url, api_key="EMPTY", timeout_s=3600,
+                                 max_retries=1)
+        yield client, {"name": name, "backend": backend, "endpoint": "ChatServer on loopback (OpenAI-compatible HTTP)"}
+
+
+def _run_once(model: ChatModel, tasks: list[Task], mode: str, repeat: int, position: int, s: ThroughputSettings,
+              cfg_for: Callable[[str, str], AgentConfig], sandbox: SandboxConfig | None) -> dict[str, Any]:
+    from lis.sandbox import registry
+    from lis.sandbox.pool import SandboxPool
+
+    pool = None
+    if mode != "vanilla":
+        if sandbox is None:
+            raise LisError(f"throughput mode {mode} needs a sandbox configuration", "check the sandbox params")
+        pool = SandboxPool(sandbox, max_concurrent=s.concurrency, warm=s.warm)
+        deadline = time.monotonic() + 120
+        while s.warm and pool._ready.qsize() < min(s.warm, s.concurrency) and time.monotonic() < deadline:
+            cancel.sleep(0.05)
+
+    def one(task: Task) -> dict[str, Any]:
+        cfg = cfg_for(task.domain, mode)
+        if cfg.sampling.seed is None:
+            cfg = dataclasses.replace(cfg, sampling=dataclasses.replace(
+                cfg.sampling, seed=episode_seed(s.seed, task.id, repeat)))
+        try:
+            rec = run_task(task, model, mode, cfg, pool=pool, repeat=repeat, run_id=registry.RUN_ID)
+        except Exception as ex:  # a harness failure on this item: an error, like the eval runner's
+            return {"task_id": task.id, "termination": "error", "error": f"{type(ex).__name__}: {ex}"[:300],
+                    "wall_s": 0.0, "turns": 0, "model_tokens": None, "billed_tokens": None, "end": time.monotonic()}
+        e = episode_efficiency(rec)
+        return {"task_id": task.id, "termination": rec.termination, "error": rec.error, "wall_s": rec.wall_s,
+                "turns": e.turns, "model_tokens": e.tokens.model, "billed_tokens": e.tokens.billed_total,
+                "end": time.monotonic()}
+
+    executor = ThreadPoolExecutor(max_workers=s.concurrency, thread_name_prefix="lis-throughput")
+    t0 = time.monotonic()
+    futures: set[Future] = {executor.submit(one, t) for t in tasks}
+    episodes: list[dict[str, Any]] = []
+    try:
+        pending = futures
+        while pending:
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            episodes += [f.result() for f in finished]
+    except BaseException:  # Ctrl-C (or a harness bug): start nothing new, remove our sandboxes, unwind
+        cancel.request()
+        executor.shutdown(wait=False, cancel_futures=True)
+        registry.close_all()
+        raise
+    finally:
+        if pool is not None:
+            pool.close()
+    executor.shutdown(wait=True)
+    if cancel.requested() or any(e["termination"] == "interrupted" for e in episodes):
+        raise KeyboardInterrupt  # cancelled (SIGTERM, or an episode's own cancellation): no number from a partial run
+    wall = max(e["end"] for e in episodes) - t0
+    run = run_summary(mode, repeat, position, episodes, wall)
+    if run["errors"] > s.max_error_share * run["queries"]:
+        first = next((e["error"] for e in episodes if e["termination"] in INFRA_TERMINATIONS and e["error"]), None)
+        raise LisError(f"throughput {mode} repeat {repeat}: {run['errors']} of {run['queries']} episodes are "
+                       f"infrastructure errors ({', '.join(f'{k} {v}' for k, v in run['error_kinds'].items())}); "
+                       f"no QPM published" + (f"; e.g. {first[:200]}" if first else ""),
+                       "check the model endpoint and the sandbox (lis doctor), then run again")
+    return run
+
+
+def run_throughput(model: ChatModel, tasks: list[Task], s: ThroughputSettings,
+                   cfg_for: Callable[[str, str], AgentConfig], sandbox: SandboxConfig | None,
+                   progress: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
+    """Untimed warm-up episodes, then every (repeat, mode) run in alternating mode order, and their summary."""
+    warmup = []
+    if s.warmup:
+        for mode in s.modes:
+            progress(f"warm-up: {mode} ({min(s.warmup, len(tasks))} untimed episode(s))")
+            w = _run_once(model, tasks[:s.warmup], mode, -1, 0, s, cfg_for, sandbox)
+            warmup.append({k: w[k] for k in ("mode", "queries", "completed", "errors", "wall_s")})
+    runs = []
+    for r in range(s.repeats):
+        order = s.modes if r % 2 == 0 else list(reversed(s.modes))
+        for pos, mode in enumerate(order):
+            progress(f"repeat {r + 1}/{s.repeats}: {mode} ({len(tasks)} tasks, concurrency {s.concurrency})")
+            run = _run_once(model, tasks, mode, r, pos, s, cfg_for, sandbox)
+            log.info("repeat %d %s: %d/%d completed in %.1fs, %.2f QPM", r, mode, run["completed"], run["queries"],
+                     run["wall_s"], run["qpm"])
+            runs.append(run)
+    return {
+        "schema": SCHEMA,
+        "definitions": "docs/efficiency.md#throughput",
+        "settings": dataclasses.asdict(s),
+        "tasks": [{"id": t.id, "domain": t.domain} for t in tasks],
+        "sandbox": None if sandbox is None else {"backend": sandbox.backend, "image": sandbox.image or sandbox.rootfs,
+                                                 "limits": dataclasses.asdict(sandbox.limits)},
+        "host": {"cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version()},
+        "warmup": warmup,
+        "runs": runs,
+        "summary": summarize(runs, s.modes),
+    }

@@ -1,0 +1,37 @@
+"""``lis efficiency storage``: Table 12 — storage and sandbox memory, ours beside the paper's (a stage)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lis.cli.options import LogFile, Verbose
+
+log = logging.getLogger("lis.efficiency")
+
+
+def storage(quoted: Path = typer.Option(Path("data/reference/storage_quoted.yaml"), "--quoted",
+                                        help="The paper's quoted storage and memory numbers."),
+            image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+                                                help="The image stage's manifest (our image's size)."),
+            memory: Path = typer.Option(Path("data/bench/sandbox_memory.json"), "--memory",
+                                        help="`lis bench memory` output (idle and busy memory per sandbox)."),
+            out: Path = typer.Option(Path("data/analysis/storage.json"), "--out", help="JSON to write."),
+            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Table 12: our image's measured size beside the paper's shared image and the task-specific image
+    sets it quotes, and our sandbox memory (idle, busy peak; mean, n, interval) beside the paper's."""
+    from lis.analysis.efficiency_storage import storage_report
+    from lis.manifest import write_json
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    report = storage_report(quoted, image_manifest, memory)
+    write_json(out, report)
+    log.info("wrote %s", out)
+    for row in report["images"]:
+        typer.echo(f"{row['name']:<26} {row['kind']:<22} {row['size_gb']:>10} GB  ({row['origin']})")
+    for key in ("idle", "busy_peak", "busy_cgroup_peak"):
+        m = report["memory"][key]
+        typer.echo(f"memory {key:<18} ours {m['mb']} MB (n={m['n']}, 95% {m['ci95_mb']})  paper ~{m['paper_mb']} MB")

@@ -1,0 +1,110 @@
+"""``lis throughput``: queries per minute, vanilla vs sandbox, against one model endpoint (a stage)."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+
+log = logging.getLogger("lis.throughput")
+
+
+def _csv(value: Optional[str]) -> Optional[list[str]]:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
+    """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain. Raises LisError naming
+    a missing file or a line that is not a task."""
+    from lis.errors import LisError
+    from lis.tasks.schema import Task
+
+    out = []
+    for d in domains:
+        path = tasks_dir / f"{d}.jsonl"
+        if not path.is_file():
+            raise LisError(f"no task file {path}", f"run the tasks stage first (lis tasks --domain {d} --out {path})")
+        got = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if len(got) == n:
+                break
+            if not line.strip():
+                continue
+            try:
+                got.append(Task.from_dict(json.loads(line)))
+            except (ValueError, KeyError, TypeError) as e:
+                raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})",
+                               f"rebuild it with lis tasks --domain {d}") from None
+        if not got:
+            raise LisError(f"task file {path} has no tasks", f"rebuild it with lis tasks --domain {d}")
+        if len(got) < n:
+            log.warning("%s has %d task(s), fewer than throughput.tasks=%d: using them all", path, len(got), n)
+        out += got
+    return out
+
+
+def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--out", help="JSON to write."),
+               model: Optional[str] = typer.Option(None, "--model", help="The models entry (endpoint) to measure."),
+               domains: Optional[str] = typer.Option(None, "--domains", help="Comma-separated domains."),
+               tasks: Optional[int] = typer.Option(None, "--tasks", help="Tasks per domain (the first N)."),
+               concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Episodes at once."),
+               repeats: Optional[int] = typer.Option(None, "--repeats", help="Timed runs per mode."),
+               modes: Optional[str] = typer.Option(None, "--modes", help="Comma-separated modes (vanilla,sandbox)."),
+               warm: Optional[int] = typer.Option(None, "--warm", help="Sandboxes started before the clock starts."),
+               warmup: Optional[int] = typer.Option(None, "--warmup", help="Untimed episodes per mode first."),
+               serve: Optional[str] = typer.Option(None, "--serve", help="http | direct (local models only)."),
+               tasks_dir: Path = typer.Option(Path("data/tasks"), "--tasks-dir", help="Where <domain>.jsonl are."),
+               image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
+                                                             help="The image stage's manifest (default: the params' tag)."),
+               profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+               log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Run a fixed task list at a fixed concurrency in vanilla and in sandbox mode against ONE model
+    endpoint, several times, and report queries per minute per mode (mean, n, 95% interval), their
+    ratio and tokens per second. Settings: the params' `throughput` section, overridden by the
+    options above; fresh episodes (no journal). Definitions: docs/efficiency.md."""
+    from lis.bench.throughput import ThroughputSettings, agent_config, model_endpoint, model_spec, run_throughput
+    from lis.errors import LisError
+    from lis.manifest import write_json
+    from lis.sandbox import registry
+    from lis.sandbox.factory import config_from_params
+    from lis.util.log import console, setup_logging
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    section = p.data.get("throughput")
+    if section is None:
+        log.info("params have no `throughput` section: using the defaults (docs/efficiency.md) and the options")
+    s = ThroughputSettings.from_params(section, model=model, domains=_csv(domains), tasks=tasks,
+                                       concurrency=concurrency, repeats=repeats, modes=_csv(modes), warm=warm,
+                                       warmup=warmup, serve=serve)
+    spec = model_spec(p, s.model)
+    task_list = load_tasks(tasks_dir, s.domains, s.tasks)
+    sandbox_cfg = None
+    if any(m != "vanilla" for m in s.modes):
+        manifest = None
+        if image_manifest is not None:
+            try:
+                manifest = json.loads(image_manifest.read_text())
+            except (OSError, ValueError) as e:
+                raise LisError(f"cannot read the image manifest {image_manifest}: {type(e).__name__}",
+                               "run the image stage (lis image build) first") from None
+        sandbox_cfg = config_from_params(p.section("sandbox"), p.section("image"),
+                                         run_id=f"throughput-{registry.RUN_ID}", image_manifest=manifest)
+
+    def cfg_for(domain: str, mode: str):
+        return agent_config(p, s.model, domain, sandbox_cfg if mode != "vanilla" else None)
+
+    with model_endpoint(s.model, spec, s.serve) as (chat_model, info):
+        with console.status("measuring throughput") as status:
+            res = run_throughput(chat_model, task_list, s, cfg_for, sandbox_cfg,
+                                 progress=lambda msg: status.update(f"throughput: {msg}"))
+    res["model"] = info
+    res["profile"] = p.profile
+    write_json(out, res)
+    log.info("wrote %s", out)
+    typer.echo(json.dumps(res["summary"], indent=1))
