@@ -13,6 +13,7 @@
     lis efficiency tokens|storage   token/time split (Tables 10, 11); storage and memory (Table 12)
     lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
     lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
+    lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
     lis report                      last stage: paper_figures/
     lis pipeline check              Snakefile rules and dvc.yaml stages declare the same things
 """
@@ -22,6 +23,7 @@ import sys
 
 import typer
 
+from lis.cli import behaviour as _behaviour
 from lis.cli import bench as _bench
 from lis.cli import context_tasks as _context_tasks
 from lis.cli import doctor as _doctor
@@ -52,6 +54,7 @@ app.add_typer(_params.app, name="params")
 app.add_typer(_pipeline.app, name="pipeline")
 app.add_typer(_sandbox.app, name="sandbox")
 app.add_typer(_bench.app, name="bench")
+app.add_typer(_behaviour.app, name="behaviour")
 _bench.app.command("memory")(_bench_memory.memory)
 _efficiency.app.command("storage")(_efficiency_storage.storage)
 app.add_typer(_efficiency.app, name="efficiency")

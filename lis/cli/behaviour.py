@@ -1,0 +1,205 @@
+"""``lis behaviour``: how models use the computer (Figure 2, Tables 4, 8, 9; docs/behaviour.md).
+
+    lis behaviour analyse --jobs --profile smoke --out data/analysis/behaviour.json --csv-dir data/analysis/behaviour
+    lis behaviour analyse data/eval/base/math/sandbox data/eval/base/math/vanilla --settings behaviour.yaml
+    lis behaviour classify --format official output/            # per-episode counts (and --turns)
+    lis behaviour import --format official output/ --out runs.jsonl --model their-model --domain chem
+    lis behaviour rules [--update-doc docs/behaviour.md]        # the rules table (from patterns.yaml)
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+
+log = logging.getLogger("lis.behaviour")
+app = typer.Typer(help="Behaviour analysis: capability usage per turn, reasoning patterns (docs/behaviour.md).",
+                  no_args_is_help=True)
+FORMATS = ("ours", "official", "rl")
+BEGIN, END = "<!-- behaviour-rules:begin -->", "<!-- behaviour-rules:end -->"
+
+
+def _settings(settings_file: Optional[Path], params) -> dict:
+    from lis.analysis.behaviour.settings import validate_settings
+    from lis.errors import LisError
+
+    if settings_file is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(settings_file.read_text(encoding="utf-8")) or {}
+        except OSError as e:
+            raise LisError(f"behaviour settings file {settings_file} cannot be read: {e.strerror or e}",
+                           "give a YAML file of the behaviour keys") from None
+        except yaml.YAMLError as e:
+            raise LisError(f"behaviour settings file {settings_file} is not valid YAML: "
+                           f"{' '.join(str(e).split())[:160]}", "fix the file") from None
+        if isinstance(data, dict) and isinstance(data.get("behaviour"), dict):
+            data = data["behaviour"]
+        if not isinstance(data, dict):
+            raise LisError(f"behaviour settings file {settings_file} is not a mapping", "give the behaviour keys")
+        return validate_settings(data, f"settings file {settings_file}")
+    if params is not None and isinstance(params.data.get("behaviour"), dict):
+        return validate_settings(params.data["behaviour"], "params section")
+    return validate_settings({})
+
+
+def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional[str], mode: Optional[str]):
+    from lis.analysis.behaviour.inputs import load_trajectories
+    from lis.analysis.behaviour.official import import_official, import_rl_jsonl
+    from lis.errors import LisError
+
+    if fmt not in FORMATS:
+        raise LisError(f"unknown --format {fmt!r}", f"one of {', '.join(FORMATS)}")
+    if fmt == "official":
+        return import_official(paths, model=model, domain=domain, mode=mode)
+    if fmt == "rl":
+        return import_rl_jsonl(paths, model=model, domain=domain, mode=mode)
+    return load_trajectories(paths)[1]
+
+
+@app.command("analyse")
+def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files or eval job folders "
+                                                         "(data/eval/<model>/<domain>/<mode>)."),
+            jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "
+                                      "(jobs.models × jobs.domains × behaviour.modes) under --eval-root."),
+            eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),
+            out: Path = typer.Option(Path("data/analysis/behaviour.json"), "--out", help="JSON to write."),
+            csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the tables as CSV here."),
+            turns_out: Optional[Path] = typer.Option(None, "--turns-out",
+                                                     help="Also write every turn's verdict and evidence (JSONL)."),
+            settings_file: Optional[Path] = typer.Option(None, "--settings", help="YAML of the behaviour settings "
+                                                         "(default: the params section `behaviour` when params are "
+                                                         "read, else the defaults)."),
+            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Classify every turn of the given episodes (external resources / file management / computation,
+    by the rules of patterns.yaml, following the scripts the model wrote and ran), and write usage
+    rates and average turns per model × domain × mode with 95% bootstrap intervals, Figure 2's data
+    and Tables 4, 8 and 9. Reads exactly the files given (plus the params' jobs with --jobs); params
+    are read with --jobs, --profile or --params."""
+    from lis.analysis.behaviour.aggregate import episode_rows
+    from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
+    from lis.analysis.behaviour.report import behaviour_report, write_csvs, write_turns
+    from lis.analysis.behaviour.rules import load_rules
+    from lis.errors import LisError
+    from lis.manifest import write_json
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    params = load_params(profile, params_file) if (jobs or profile or params_file) else None
+    settings = _settings(settings_file, params)
+    files = list(paths or [])
+    if jobs:
+        j = params.section("jobs")
+        files += jobs_paths(eval_root, j["models"], j["domains"], settings["modes"])
+    if not files:
+        raise LisError("no trajectories given", "pass trajectories.jsonl files or job folders, or --jobs")
+    inputs, records = load_trajectories(files)
+    rules = load_rules()
+    rows = episode_rows(records, rules, settings["include_reasoning"], keep_verdicts=turns_out is not None)
+    report = behaviour_report(records, inputs, settings, rules, rows)
+    write_json(out, report)
+    log.info("wrote %s (%d episodes from %d files)", out, len(records), len(files))
+    if csv_dir is not None:
+        for p in write_csvs(report, csv_dir):
+            log.info("wrote %s", p)
+    if turns_out is not None:
+        write_turns(rows, turns_out)
+        log.info("wrote %s", turns_out)
+    for g in report["groups"]:
+        u = g["usage"]
+        cell = lambda c: "-" if u[c]["value"] is None else f"{100 * u[c]['value']:.1f}%"  # noqa: E731
+        typer.echo(f"{g['model']:<22} {g['domain']:<16} {g['mode']:<14} n={g['episodes']:<4} "
+                   f"turns {g['avg_turns']['value']}  external {cell('external')}  file {cell('file')}  "
+                   f"compute {cell('compute')}" + (f"  (excluded {g['excluded']})" if g["excluded"] else ""))
+    for row in report["table4"] + report["table8"]:
+        if row.get("missing"):
+            log.warning("%s: no episodes of %s in the inputs", row.get("group") or row.get("label"),
+                        ", ".join(row["missing"]))
+
+
+@app.command("classify")
+def classify(paths: list[Path] = typer.Argument(..., help="Trajectory files or folders (see --format)."),
+             fmt: str = typer.Option("ours", "--format", help="ours (trajectories.jsonl) | official (the authors' "
+                                     "trajectory.json, files or folders) | rl (their chat_completions JSONL)."),
+             turns: bool = typer.Option(False, "--turns", help="Also list every turn's capabilities and rules."),
+             as_json: bool = typer.Option(False, "--json", help="Print JSON (per episode, with per-turn verdicts)."),
+             model: Optional[str] = typer.Option(None, "--model"), domain: Optional[str] = typer.Option(None, "--domain"),
+             mode: Optional[str] = typer.Option(None, "--mode")) -> None:
+    """Per-episode verdicts: turns, and turns using each capability (for checking the rules by hand)."""
+    from lis.analysis.behaviour.classify import classify_episode
+    from lis.analysis.behaviour.rules import load_rules
+
+    rules = load_rules()
+    caps = rules.capability_ids
+    out = []
+    if not as_json:
+        typer.echo(f"{'episode':<36} {'turns':>5} " + " ".join(f"{c:>8}" for c in caps) + f" {'any':>5}")
+    for rec in _records(paths, fmt, model, domain, mode):
+        v = classify_episode(rec, rules)
+        name = rec.task_id if not rec.domain else f"{rec.domain}/{rec.task_id}"
+        counts = {c: v.turns_using(c) for c in caps}
+        if as_json:
+            out.append({"episode": name, "model": rec.model, "mode": rec.mode, "turns": v.turns, **counts,
+                        "any": v.turns_using_any(), "per_turn": [t.to_dict() for t in v.per_turn]})
+            continue
+        typer.echo(f"{name[:36]:<36} {v.turns:>5} " + " ".join(f"{counts[c]:>8}" for c in caps) +
+                   f" {v.turns_using_any():>5}")
+        if turns:
+            for t in v.per_turn:
+                typer.echo(f"    step {t.step + 1:>3}: {','.join(t.capabilities) or '-':<22} {' '.join(t.rules)}"
+                           + (f"  [ran {' '.join(t.followed)}]" if t.followed else ""))
+    if as_json:
+        typer.echo(json.dumps(out, indent=1, ensure_ascii=False))
+
+
+@app.command("import")
+def import_(paths: list[Path] = typer.Argument(..., help="The authors' trajectory.json files, run folders or the "
+                                               "CLI's output/ folder (official); chat_completions JSONL (rl)."),
+            fmt: str = typer.Option(..., "--format", help="official | rl"),
+            out: Path = typer.Option(..., "--out", help="JSONL of our trajectory records to write."),
+            model: Optional[str] = typer.Option(None, "--model", help="Model name for the records."),
+            domain: Optional[str] = typer.Option(None, "--domain", help="Domain for the records."),
+            mode: Optional[str] = typer.Option(None, "--mode", help="sandbox (default) or vanilla.")) -> None:
+    """Turn the authors' trajectories into our trajectory records (then `lis behaviour analyse` them)."""
+    from lis.errors import LisError
+
+    if fmt not in ("official", "rl"):
+        raise LisError(f"unknown --format {fmt!r} for import", "official or rl")
+    records = _records(paths, fmt, model, domain, mode)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r.to_dict(), ensure_ascii=False, default=str) + "\n")
+    tmp.replace(out)
+    typer.echo(f"wrote {out}: {len(records)} episode(s), {sum(len(r.steps) for r in records)} turns")
+
+
+@app.command("rules")
+def rules_cmd(update_doc: Optional[Path] = typer.Option(None, "--update-doc", help=f"Rewrite the table between "
+                                                        f"{BEGIN} and {END} in this Markdown file.")) -> None:
+    """The rules table (capability, rule, scope, pattern, source, example, near miss, note), from patterns.yaml."""
+    from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
+    from lis.errors import LisError
+
+    table = render_rules_markdown(load_rules())
+    if update_doc is None:
+        typer.echo(table, nl=False)
+        return
+    try:
+        text = update_doc.read_text(encoding="utf-8")
+    except OSError as e:
+        raise LisError(f"cannot read {update_doc}: {e.strerror or e}", "give docs/behaviour.md") from None
+    if BEGIN not in text or END not in text:
+        raise LisError(f"{update_doc} has no {BEGIN} … {END} block", "add the two marker lines where the table goes")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    update_doc.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+    typer.echo(f"updated {update_doc}")
