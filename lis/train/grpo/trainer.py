@@ -191,6 +191,9 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         remove_unused_columns=False, dataloader_num_workers=0)
     trainer = GRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()])
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # our step log says it in one line (TRL would print every dict)
     resume = last_checkpoint(ckpt)
     if resume:
         log.info("resuming GRPO from %s", resume)

@@ -101,13 +101,13 @@ def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tu
     return turns, rng.choice([m for m in MAX_TURNS if m >= len(turns)])
 
 
-def sandbox_episode(task: Task, mode: str, rng: random.Random) -> Episode:
+def sandbox_episode(task: Task, mode: str, rng: random.Random, planner=None) -> Episode:
     """A scripted episode of ``task`` in a sandbox mode (simulated observations), ending with submit."""
     from lis.agent.tools.schemas import TOOLS
     from lis.prompts import render_prompts
 
     messages = render_prompts(task, mode)
-    turns, max_turns = planned_turns(task, mode, rng)
+    turns, max_turns = planned_turns(task, mode, rng, planner)
     for k, step in enumerate(turns):
         _remaining(messages[-1], max_turns - k)
         if step is None:
