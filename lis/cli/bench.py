@@ -130,3 +130,41 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
     typer.echo(text)
+
+
+@app.command("generate")
+def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder."),
+             n: int = typer.Option(16, "--n", min=1, help="Sequences generated."),
+             max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per sequence."),
+             temperature: float = typer.Option(1.0, "--temperature", min=0.0, help="0 = greedy."),
+             group: bool = typer.Option(False, "--group", help="All sequences share one prompt (a GRPO group)."),
+             honour_stop: bool = typer.Option(False, "--stop", help="Stop at the model's stop ids (default: "
+                                                                    "every sequence generates --max-new-tokens)."),
+             max_batch: int = typer.Option(64, "--max-batch", min=1, help="Sequences per forward pass at most."),
+             device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
+             threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                                   help="torch CPU threads (default: torch's choice)."),
+             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here.")) -> None:
+    """N generations one after the other (the plain sampler) vs the same N at once through the
+    batching engine, on the same model, prompts and seeds: wall time, tokens/s, speed-up."""
+    import torch
+
+    from lis.bench.generate import bench_generate
+    from lis.models.local_hf import LocalHFModel
+    from lis.sandbox import registry
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    if threads:
+        torch.set_num_threads(threads)
+    model = LocalHFModel.load(model_dir, device=device)
+    with console.status("benchmarking") as status:
+        res = bench_generate(model, n=n, max_new_tokens=max_new_tokens, temperature=temperature, group=group,
+                             honour_stop=honour_stop, max_batch=max_batch,
+                             progress=lambda s: status.update(f"benchmarking: {s}"))
+    res["model_dir"] = str(model_dir)
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)

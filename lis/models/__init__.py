@@ -7,7 +7,9 @@
 Backends: :class:`OpenAIChatModel` (vLLM, SGLang, ``transformers serve``, API providers),
 :class:`LocalHFModel` (transformers on CPU/GPU; exact sampled ids and log-probs for RL),
 :class:`ScriptedModel` (replays given replies; tests). :class:`ChatServer` serves any of them
-over OpenAI-compatible HTTP. (The tiny offline model is built by the training stages, lis.train.)
+over OpenAI-compatible HTTP. Token-level generation for RL: :class:`BatchEngine` (batched local
+transformers) and :class:`VLLMTokenEngine` (a vLLM server), one ``generate`` API. (The tiny
+offline model is built by the training stages, lis.train.)
 Heavy dependencies (torch, transformers, openai) load only when a backend is used.
 """
 from __future__ import annotations
@@ -17,19 +19,23 @@ from typing import TYPE_CHECKING, Any
 from lis.models.base import ChatModel, ChatResult, ContextLengthError, ModelError, Sampling, Usage
 from lis.models.scripted import ScriptedModel
 
-__all__ = ["ChatModel", "ChatResult", "ChatServer", "ContextLengthError", "LocalHFModel", "ModelError",
-           "OpenAIChatModel", "Sampling", "ScriptedModel", "Usage", "build_model"]
+__all__ = ["BatchEngine", "ChatModel", "ChatResult", "ChatServer", "ContextLengthError", "LocalHFModel", "ModelError",
+           "OpenAIChatModel", "Sampling", "ScriptedModel", "Usage", "VLLMTokenEngine", "build_model"]
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
+    from lis.models.batch_engine import BatchEngine
     from lis.models.local_hf import LocalHFModel
     from lis.models.openai_compat import OpenAIChatModel
     from lis.models.registry import build_model
     from lis.models.server import ChatServer
+    from lis.models.vllm_tokens import VLLMTokenEngine
 
 _LAZY = {
+    "BatchEngine": "lis.models.batch_engine",
     "ChatServer": "lis.models.server",
     "LocalHFModel": "lis.models.local_hf",
     "OpenAIChatModel": "lis.models.openai_compat",
+    "VLLMTokenEngine": "lis.models.vllm_tokens",
     "build_model": "lis.models.registry",
 }
 

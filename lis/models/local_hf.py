@@ -8,7 +8,12 @@ The prompt is rendered by the tokenizer's chat template (``tools=`` included, ge
 added); tool calls are parsed by the tokenizer's response template (TRL's ``add_response_schema``
 provides it for the templates TRL knows, e.g. Qwen3) with the prompt ids as ``prefix=`` — without
 the prefix transformers >= 5.13 silently finds no tool calls. When parsing fails the decoded text
-stays the message content. Calls are serialised by a lock (one generation at a time).
+stays the message content.
+
+Concurrent calls from many threads (a GRPO group's episodes, an evaluation's workers) are decoded
+together by one :class:`~lis.models.batch_engine.BatchEngine` (continuous batching, one forward
+pass per step for all of them); :meth:`LocalHFModel.generate_ids` is the token-level entry
+(prompt ids in, :class:`~lis.models.sampler.Draw` out) for token-exact rollouts.
 """
 from __future__ import annotations
 
@@ -17,10 +22,14 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
 from lis.models.toolcalls import arguments_as_dicts, normalize_tool_calls
+
+if TYPE_CHECKING:
+    from lis.models.batch_engine import BatchEngine
+    from lis.models.sampler import Draw
 
 log = logging.getLogger("lis.models.local")
 
@@ -48,10 +57,17 @@ class LocalHFModel:
     temperature 1 without truncation. Temperature 0 means greedy. ``max_tokens`` defaults to
     1024 and is cut to the room left in the context (``max_context``: the smaller of the model's
     positions and the tokenizer's ``model_max_length``).
+
+    Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first
+    use): ``max_batch`` sequences at most per forward pass, ``max_batch_tokens`` KV-cache
+    positions at most per batch. A call alone computes exactly what
+    :func:`lis.models.sampler.sample` computes; calls batched together agree with it up to float
+    rounding (see the engine's doc).
     """
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "local", sampling: Sampling | None = None,
-                 seed: int | None = None, max_context: int | None = None):
+                 seed: int | None = None, max_context: int | None = None, max_batch: int = 64,
+                 max_batch_tokens: int | None = None):
         import torch
 
         self.name = name
@@ -63,7 +79,10 @@ class LocalHFModel:
         self.stop_ids = _stop_ids(model, tokenizer)
         self.can_parse = _ensure_response_parser(tokenizer)
         self._generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
-        self._lock = threading.Lock()
+        self.max_batch = max_batch
+        self.max_batch_tokens = max_batch_tokens
+        self._engine: BatchEngine | None = None
+        self._engine_lock = threading.Lock()
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None, device: str | None = "auto", dtype: str = "auto",
@@ -102,28 +121,57 @@ class LocalHFModel:
         return list(self.tokenizer.apply_chat_template(arguments_as_dicts(messages), tools=tools or None,
                                                        add_generation_prompt=True, tokenize=True, return_dict=False))
 
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             sampling: Sampling | None = None) -> ChatResult:
-        """One assistant turn. Raises ContextLengthError when the prompt leaves no room to generate."""
-        import torch
+    @property
+    def engine(self) -> "BatchEngine":
+        """The batching engine every generation goes through (started on first use)."""
+        with self._engine_lock:
+            if self._engine is None:
+                from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, BatchEngine
 
-        from lis.models.sampler import sample
+                self._engine = BatchEngine(self.model, self.stop_ids, max_batch=self.max_batch, name=self.name,
+                                           max_batch_tokens=self.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS)
+            return self._engine
 
-        s = self.generation_defaults.override(self.sampling).override(sampling)
-        t0 = time.perf_counter()
-        prompt_ids = self.render(messages, tools)
+    def close(self) -> None:
+        """Stop the engine's worker thread (it also ends by itself once the model is dropped)."""
+        with self._engine_lock:
+            engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+
+    def resolve_sampling(self, sampling: Sampling | None = None) -> Sampling:
+        """The settings a call uses: the call's, else the params entry's, else the generation config's."""
+        return self.generation_defaults.override(self.sampling).override(sampling)
+
+    def generate_ids(self, prompt_ids: list[int], max_new_tokens: int, sampling: Sampling | None = None) -> "Draw":
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (batched with concurrent calls).
+
+        Sampling is resolved as in :meth:`chat` (its ``max_tokens`` is not used: ``max_new_tokens``
+        is); a seed gives a fresh generator, else the model's own generator is used.
+        ``max_new_tokens`` is cut to the room left in the context. Raises ContextLengthError when
+        the prompt fills the context, ModelError when generation fails.
+        """
+        return self._draw(list(prompt_ids), max_new_tokens, self.resolve_sampling(sampling))
+
+    def _draw(self, prompt_ids: list[int], max_new_tokens: int, s: Sampling) -> "Draw":
         room = self.max_context - len(prompt_ids)
         if room <= 0:
             raise ContextLengthError(f"model '{self.name}': prompt of {len(prompt_ids)} tokens fills its context of "
                                      f"{self.max_context}", "shorten the conversation",
                                      limit=self.max_context, requested=len(prompt_ids),
                                      prompt_tokens=len(prompt_ids))
-        max_new = min(s.max_tokens or DEFAULT_MAX_TOKENS, room)
-        temperature = 1.0 if s.temperature is None else s.temperature
-        with self._lock:
-            gen = torch.Generator().manual_seed(s.seed) if s.seed is not None else self._generator
-            draw = sample(self.model, prompt_ids, max_new, self.stop_ids, gen, temperature=temperature,
-                          top_k=s.top_k, top_p=s.top_p, repetition_penalty=s.repetition_penalty)
+        return self.engine.generate(prompt_ids, max(0, min(int(max_new_tokens), room)),
+                                    temperature=1.0 if s.temperature is None else s.temperature,
+                                    top_k=s.top_k, top_p=s.top_p, repetition_penalty=s.repetition_penalty,
+                                    seed=s.seed, generator=self._generator)
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             sampling: Sampling | None = None) -> ChatResult:
+        """One assistant turn. Raises ContextLengthError when the prompt leaves no room to generate."""
+        s = self.resolve_sampling(sampling)
+        t0 = time.perf_counter()
+        prompt_ids = self.render(messages, tools)
+        draw = self._draw(prompt_ids, s.max_tokens or DEFAULT_MAX_TOKENS, s)
         message = self.parse(draw.ids, prompt_ids, tools)
         finish = "tool_calls" if message.get("tool_calls") else ("stop" if draw.stopped else "length")
         return ChatResult(message=message, usage=Usage(len(prompt_ids), len(draw.ids), 0),

@@ -22,7 +22,7 @@ BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
 BACKEND_KEYS = {
     "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s"},
-    "local": {"model", "path", "device", "dtype", "seed", "max_context"},
+    "local": {"model", "path", "device", "dtype", "seed", "max_context", "max_batch", "max_batch_tokens"},
     "scripted": {"replies"},
 }
 
@@ -71,7 +71,8 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
         raise ModelError(f"models.{name}: a local model needs `model` (or `path`): its folder",
                          f"set models.{name}.model to a transformers model folder")
     return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"), dtype=spec.get("dtype", "auto"),
-                             sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"))
+                             sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"),
+                             max_batch=int(spec.get("max_batch", 64)), max_batch_tokens=spec.get("max_batch_tokens"))
 
 
 def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:

@@ -5,9 +5,13 @@ Our own loop (instead of ``model.generate``) so that a ``torch.Generator`` seeds
 log-probability of every sampled token is known exactly. The log-probability reported is the
 one RL recomputes at training time: ``log_softmax(logits / temperature)`` of the model's raw
 logits (greedy: temperature 1), before top-k / top-p / repetition-penalty shaping.
+
+:func:`sample` draws one sequence alone; :class:`lis.models.batch_engine.BatchEngine` draws many
+at once with the same per-token rule (:func:`pick_token`).
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import torch
@@ -41,6 +45,41 @@ def shape_logits(logits: torch.Tensor, seen: torch.Tensor | None, temperature: f
     return x
 
 
+def pick_token(logits: torch.Tensor, seen: torch.Tensor | None, generator: torch.Generator, temperature: float,
+               top_k: int | None, top_p: float | None, repetition_penalty: float | None) -> tuple[int, float]:
+    """The next token drawn from ``logits`` (1-D, float32) and its log-probability.
+
+    ``temperature`` 0 means greedy (argmax of the raw logits, log-probability at temperature 1);
+    otherwise the token is drawn from the shaped logits with ``generator`` (on the CPU) and the
+    log-probability is ``log_softmax(logits / temperature)`` before shaping.
+    """
+    greedy = temperature == 0
+    base = torch.log_softmax(logits / (1.0 if greedy else temperature), dim=-1)
+    if greedy:
+        tok = int(torch.argmax(logits))
+    else:
+        probs = torch.softmax(shape_logits(logits, seen, temperature, top_k, top_p, repetition_penalty), dim=-1)
+        tok = int(torch.multinomial(probs.cpu(), 1, generator=generator))
+    return tok, float(base[tok])
+
+
+def last_logits_kwargs(model) -> dict:
+    """``{"logits_to_keep": 1}`` when the model's forward takes it (a prefill then computes the
+    vocabulary projection of the last position only, not of the whole prompt), else ``{}``."""
+    cached = getattr(model, "_lis_last_logits_kwargs", None)
+    if cached is None:
+        try:
+            takes = "logits_to_keep" in inspect.signature(model.forward).parameters
+        except (TypeError, ValueError):
+            takes = False
+        cached = {"logits_to_keep": 1} if takes else {}
+        try:
+            object.__setattr__(model, "_lis_last_logits_kwargs", cached)
+        except (AttributeError, TypeError):
+            pass
+    return dict(cached)
+
+
 @torch.inference_mode()
 def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int], generator: torch.Generator,
            temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
@@ -50,23 +89,16 @@ def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int]
     ``temperature`` 0 means greedy. The stop token is included in ``ids``.
     """
     device = next(model.parameters()).device
-    greedy = temperature == 0
     seen = torch.tensor(prompt_ids, dtype=torch.long, device=device)
-    out = model(input_ids=seen.unsqueeze(0), use_cache=True)
+    out = model(input_ids=seen.unsqueeze(0), use_cache=True, **last_logits_kwargs(model))
     ids: list[int] = []
     logprobs: list[float] = []
     for _ in range(max_new_tokens):
         cancel.check()
-        logits = out.logits[0, -1].float()
-        base = torch.log_softmax(logits / (1.0 if greedy else temperature), dim=-1)
-        if greedy:
-            tok = int(torch.argmax(logits))
-        else:
-            shaped = shape_logits(logits, seen, temperature, top_k, top_p, repetition_penalty)
-            probs = torch.softmax(shaped, dim=-1)
-            tok = int(torch.multinomial(probs.cpu(), 1, generator=generator))
+        tok, lp = pick_token(out.logits[0, -1].float(), seen, generator, temperature, top_k, top_p,
+                             repetition_penalty)
         ids.append(tok)
-        logprobs.append(float(base[tok]))
+        logprobs.append(lp)
         if tok in stop_ids:
             return Draw(ids, logprobs, True)
         nxt = torch.tensor([[tok]], dtype=torch.long, device=device)

@@ -4,6 +4,12 @@ Real HTTP on a local port, so clients (the agent's OpenAI backend, the LLM judge
 against a real server. With a ScriptedModel it is a deterministic stand-in for vLLM; with a
 local transformers model it serves that model. Non-streaming only.
 
+With a local transformers model (one that has ``engine`` and ``tokenizer``) it also answers
+``/v1/completions`` for token-id prompts the way vLLM does (see :mod:`lis.models.vllm_tokens`):
+``logprobs`` 0, ``return_token_ids``, ``return_tokens_as_token_ids``, ``stop_token_ids``,
+``ignore_eos``, ``seed``, ``top_k``, ``repetition_penalty``; ``/v1/models`` then reports
+``max_model_len``. Concurrent requests are batched by the model's engine.
+
     with ChatServer(model) as srv:
         client = OpenAI(base_url=srv.base_url, api_key="x")
 """
@@ -11,12 +17,14 @@ from __future__ import annotations
 
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
+from lis.util import cancel
 
 
 class ChatServer:
@@ -52,12 +60,17 @@ class ChatServer:
 
             def do_GET(self):
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": server.model.name, "object": "model"}]})
+                    card = {"id": server.model.name, "object": "model", "created": int(time.time()),
+                            "owned_by": "lis", "root": server.model.name}
+                    if isinstance(getattr(server.model, "max_context", None), int):
+                        card["max_model_len"] = server.model.max_context
+                    self._send(200, {"object": "list", "data": [card]})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self):
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if not path.endswith("/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 length = int(self.headers.get("Content-Length", 0))
                 try:
@@ -70,6 +83,11 @@ class ChatServer:
                     if server._fail_left > 0:
                         server._fail_left -= 1
                         return self._send(server._fail_status, server._fail_body, server._fail_headers)
+                if not path.endswith("/chat/completions"):
+                    try:
+                        return self._send(*token_completion(server.model, req))
+                    except (TypeError, ValueError) as e:  # a field of the wrong type
+                        return self._send(*_vllm_error(400, f"invalid request ({type(e).__name__}: {e})"))
                 sampling = Sampling(temperature=req.get("temperature"), top_p=req.get("top_p"),
                                     top_k=req.get("top_k"), repetition_penalty=req.get("repetition_penalty"),
                                     max_tokens=req.get("max_tokens"), seed=req.get("seed"))
@@ -117,3 +135,94 @@ class ChatServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _vllm_error(status: int, message: str, param: str | None = None) -> tuple[int, dict[str, Any]]:
+    """An error answer in vLLM's shape (``{"error": {message, type, param, code}}``)."""
+    kind = {400: "BadRequestError", 404: "NotFoundError", 503: "ServiceUnavailableError"}.get(status,
+                                                                                            "InternalServerError")
+    return status, {"error": {"message": message, "type": kind, "param": param, "code": status}}
+
+
+def token_completion(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(status, body) of a ``/v1/completions`` request with token-id prompts, answered as vLLM does
+    (non-streaming, ``n`` = 1, ``logprobs`` None or 0): one choice per prompt, all generated at
+    once through the model's batching engine."""
+    if not (hasattr(model, "engine") and hasattr(model, "tokenizer")):
+        return _vllm_error(404, f"model {getattr(model, 'name', '?')} serves no token completions")
+    prompt = req.get("prompt")
+    if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
+        prompts = [prompt]
+    elif (isinstance(prompt, list) and prompt
+          and all(isinstance(p, list) and p and all(isinstance(t, int) for t in p) for p in prompt)):
+        prompts = prompt
+    else:
+        return _vllm_error(400, "this server takes token-id prompts only (a list of ints or of lists of ints)",
+                           "prompt")
+    if req.get("stream") or (req.get("n") or 1) != 1 or req.get("echo"):
+        return _vllm_error(400, "stream, echo and n > 1 are not served here", "n")
+    logprobs = req.get("logprobs")
+    if logprobs not in (None, 0):
+        return _vllm_error(400, "only logprobs=0 (the sampled token's) is served here", "logprobs")
+    max_tokens = req.get("max_tokens")
+    max_tokens = 16 if max_tokens is None else int(max_tokens)
+    limit = model.max_context
+    for p in prompts:
+        if len(p) + max_tokens > limit:
+            return _vllm_error(400, f"This model's maximum context length is {limit} tokens. However, you requested "
+                                    f"{max_tokens} output tokens and your prompt contains {len(p)} input tokens, for a "
+                                    f"total of {len(p) + max_tokens} tokens. Please reduce the length of the input "
+                                    "prompt or the number of requested output tokens.", "input_tokens")
+    top_k = req.get("top_k")
+    top_p = req.get("top_p")
+    rep = req.get("repetition_penalty")
+    # vLLM: the request's value, else the model's generation config, else the OpenAI default
+    s = model.resolve_sampling(Sampling(temperature=req.get("temperature"), top_k=top_k if top_k not in (0, -1)
+                                        else None, top_p=top_p, repetition_penalty=rep, seed=req.get("seed")))
+    if top_k in (0, -1):
+        s.top_k = None
+    requested_stops = {int(i) for i in req.get("stop_token_ids") or []}
+    ignore_eos = bool(req.get("ignore_eos"))
+    primary_eos = None if ignore_eos else model.tokenizer.eos_token_id
+    stops = requested_stops if ignore_eos else requested_stops | set(model.stop_ids)
+
+    def run(p: list[int]):
+        return model.engine.generate(p, max_tokens, temperature=1.0 if s.temperature is None else s.temperature,
+                                     top_k=s.top_k, top_p=s.top_p, repetition_penalty=s.repetition_penalty,
+                                     seed=s.seed, generator=model._generator, stop_ids=stops)
+
+    try:
+        with ThreadPoolExecutor(max_workers=len(prompts)) as pool:
+            draws = list(pool.map(run, prompts))
+    except ModelError as e:
+        status = 400 if "outside the vocabulary" in str(e) or "empty prompt" in str(e) else 500
+        return _vllm_error(status, str(e))
+    except cancel.Interrupted:
+        return _vllm_error(503, "the server was interrupted")
+    as_ids = bool(req.get("return_tokens_as_token_ids"))
+    with_ids = bool(req.get("return_token_ids"))
+    skip_special = req.get("skip_special_tokens", True)
+    choices = []
+    for index, (p, d) in enumerate(zip(prompts, draws)):
+        lp = None
+        if logprobs is not None:
+            tokens = [f"token_id:{t}" if as_ids else model.tokenizer.decode([t]) for t in d.ids]
+            offsets, at = [], 0
+            for tok in tokens:
+                offsets.append(at)
+                at += len(tok)
+            lp = {"text_offset": offsets, "token_logprobs": [max(v, -9999.0) for v in d.logprobs], "tokens": tokens,
+                  "top_logprobs": [{tok: max(v, -9999.0)} for tok, v in zip(tokens, d.logprobs)]}
+        last = d.ids[-1] if d.ids else None
+        choices.append({"index": index, "text": model.tokenizer.decode(d.ids, skip_special_tokens=skip_special),
+                        "logprobs": lp, "finish_reason": "stop" if d.stopped else "length",
+                        "stop_reason": last if d.stopped and last != primary_eos else None,
+                        "token_ids": list(d.ids) if with_ids else None, "prompt_logprobs": None,
+                        "prompt_token_ids": list(p) if with_ids else None})
+    prompt_tokens = sum(len(p) for p in prompts)
+    completion_tokens = sum(len(d.ids) for d in draws)
+    return 200, {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
+                 "model": req.get("model") or model.name, "choices": choices, "service_tier": None,
+                 "system_fingerprint": None, "kv_transfer_params": None,
+                 "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+                           "completion_tokens": completion_tokens, "prompt_tokens_details": None}}

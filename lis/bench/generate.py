@@ -1,0 +1,99 @@
+"""``lis bench generate``: N generations one after the other (the plain sampler, as a local model
+ran before the batching engine) vs the same N at once through :class:`BatchEngine`, on the same
+model, prompts and seeds, in one run.
+
+The prompts are the agent's real first turns (the math samples in sandbox mode, rendered with the
+model's chat template and the three tools), one per sequence; ``group=True`` gives every sequence
+the same prompt (a GRPO group: one shared prefill). By default stop ids are ignored so that every
+sequence generates exactly ``max_new_tokens`` tokens and both sides do the same work.
+"""
+from __future__ import annotations
+
+import statistics as st
+import threading
+import time
+from typing import Any, Callable
+
+import torch
+
+from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, BatchEngine
+from lis.models.local_hf import LocalHFModel
+from lis.models.sampler import Draw, sample
+
+
+def bench_prompts(model: LocalHFModel, n: int, group: bool = False) -> list[list[int]]:
+    """``n`` prompt-id lists: the math samples' first turns (cycled), or the first one ``n`` times."""
+    from lis.agent.tools.schemas import TOOLS
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    tasks = load_samples("math")
+    chosen = [tasks[0]] * n if group else [tasks[i % len(tasks)] for i in range(n)]
+    return [model.render(render_prompts(t, "sandbox"), TOOLS) for t in chosen]
+
+
+def bench_generate(model: LocalHFModel, *, n: int = 16, max_new_tokens: int = 64, temperature: float = 1.0,
+                   group: bool = False, honour_stop: bool = False, max_batch: int = 64,
+                   max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+                   progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Sequential vs concurrent generation of the same ``n`` sequences (seeds 0..n-1)."""
+    prompts = bench_prompts(model, n, group)
+    stop_ids = set(model.stop_ids) if honour_stop else set()
+    room = min(model.max_context - len(p) for p in prompts)
+    max_new = max(1, min(max_new_tokens, room))
+
+    progress("warm-up")
+    sample(model.model, prompts[0][:32], 4, set(), torch.Generator().manual_seed(0), temperature=temperature)
+
+    progress(f"{n} sequences one after the other")
+    t0 = time.perf_counter()
+    sequential = [sample(model.model, p, max_new, stop_ids, torch.Generator().manual_seed(i), temperature=temperature)
+                  for i, p in enumerate(prompts)]
+    seq_s = time.perf_counter() - t0
+
+    progress(f"{n} sequences at once")
+    engine = BatchEngine(model.model, stop_ids, max_batch=max_batch, max_batch_tokens=max_batch_tokens,
+                         name=model.name)
+    concurrent: list[Draw | None] = [None] * n
+    errors: list[str] = []
+
+    def run(i: int) -> None:
+        try:
+            concurrent[i] = engine.generate(prompts[i], max_new, temperature=temperature, seed=i)
+        except Exception as e:  # noqa: BLE001 - reported in the result, not swallowed
+            errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    con_s = time.perf_counter() - t0
+    stats = dict(engine.stats)
+    engine.close()
+
+    seq_tokens = sum(len(d.ids) for d in sequential)
+    con_tokens = sum(len(d.ids) for d in concurrent if d is not None)
+    lengths = [len(p) for p in prompts]
+    device = next(model.model.parameters()).device
+    return {
+        "model": model.name,
+        "device": str(device),
+        "parameters": sum(p.numel() for p in model.model.parameters()),
+        "torch_threads": torch.get_num_threads(),
+        "n": n,
+        "max_new_tokens": max_new,
+        "temperature": temperature,
+        "same_prompt": group,
+        "stop_ids": "honoured" if honour_stop else "ignored (every sequence generates max_new_tokens)",
+        "prompt_tokens": {"min": min(lengths), "mean": round(st.mean(lengths), 1), "max": max(lengths)},
+        "sequential": {"wall_s": round(seq_s, 3), "tokens": seq_tokens, "tokens_per_s": round(seq_tokens / seq_s, 1)},
+        "concurrent": {"wall_s": round(con_s, 3), "tokens": con_tokens, "tokens_per_s": round(con_tokens / con_s, 1),
+                       "decode_steps": stats["steps"], "max_batch": stats["max_rows"],
+                       "mean_batch": round(stats["rows_stepped"] / max(1, stats["steps"]), 1),
+                       "prefills": stats["prefills"], "shared_prefills": stats["shared_prefills"]},
+        "speedup": round(seq_s / con_s, 2),
+        "identical_sequences": sum(1 for a, b in zip(sequential, concurrent) if b is not None and a.ids == b.ids),
+        "errors": errors,
+    }

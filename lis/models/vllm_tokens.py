@@ -1,0 +1,328 @@
+"""Token-level generation from a vLLM server, with :class:`~lis.models.batch_engine.BatchEngine`'s API.
+
+    engine = VLLMTokenEngine("http://gpu-host:8000/v1", "Qwen/Qwen3-4B-Instruct-2507", stop_ids={151645, 151643})
+    draw = engine.generate(prompt_ids, 1024, temperature=1.0, seed=7)    # from many threads at once
+
+Each call is one ``POST /v1/completions`` whose prompt is the token ids (no re-tokenisation),
+``logprobs: 0`` (the sampled token's log-probability only), ``return_token_ids: true`` (the
+sampled ids, ``choices[0].token_ids``) and ``return_tokens_as_token_ids: true`` (each
+``logprobs.tokens`` entry is ``"token_id:<id>"``, used when ``token_ids`` is absent and checked
+against it when present); concurrency comes from the callers' threads and the server batches
+them. ``stop_ids`` given: the request carries ``stop_token_ids`` and ``ignore_eos: true``, so the
+sequence ends exactly on those ids (vLLM keeps the stop token in the output, as our sampler does);
+not given: the server's own end-of-sequence ids. A call without ``seed`` but with a
+``generator`` sends a seed drawn from that generator (a seeded generator gives a reproducible
+sequence of calls). ``max_new_tokens`` is cut to the room the server's ``max_model_len`` leaves
+(read once from ``/v1/models``): vLLM refuses prompt + max_tokens beyond it.
+
+Log-probabilities: :mod:`lis.models.sampler` reports ``log_softmax(logits / temperature)`` before
+top-k/top-p/penalties. vLLM reports, per its ``--logprobs-mode``: ``raw_logprobs`` (its default)
+``log_softmax(logits)`` — ours only at temperature 1 or greedy; ``processed_logprobs`` (what TRL
+runs) the log-probability after penalties, temperature and top-k/top-p — ours when none of
+top-k/top-p/repetition penalty is on. Pass the server's mode as ``logprobs_mode``; a request whose
+settings make the two differ logs a warning once.
+
+Retries (408/409/429, 5xx, connection errors, timeouts) with backoff as
+:class:`~lis.models.openai_compat.OpenAIChatModel` does; a context-length refusal raises
+ContextLengthError; cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in the caller
+within about 50 ms (the request in flight is abandoned).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+from typing import Any
+
+import httpx
+import torch
+
+from lis.models.base import ContextLengthError, ModelError
+from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
+from lis.models.sampler import Draw
+from lis.util import cancel
+
+log = logging.getLogger("lis.models.vllm")
+
+LOGPROBS_MODES = ("raw_logprobs", "processed_logprobs")
+TOKEN_PREFIX = "token_id:"
+POLL_S = 0.05
+
+
+class VLLMTokenEngine:
+    """``generate(prompt_ids, max_new_tokens, ...) -> Draw`` against a vLLM server (thread-safe).
+
+    ``base_url``: the server's OpenAI root (``http://host:8000/v1``); ``model``: the served model
+    name; the API key from ``api_key`` or ``$<api_key_env>`` ("EMPTY" when neither is set).
+    """
+
+    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", *,
+                 api_key: str | None = None, stop_ids: set[int] | None = None,
+                 logprobs_mode: str = "processed_logprobs", max_model_len: int | None = None,
+                 timeout_s: float = 1200.0, max_retries: int = 5, backoff_s: float = 1.0,
+                 backoff_max_s: float = 60.0, max_connections: int = 256):
+        if logprobs_mode not in LOGPROBS_MODES:
+            raise ModelError(f"vLLM engine for {model}: unknown logprobs_mode {logprobs_mode!r}",
+                             f"use the server's --logprobs-mode: {', '.join(LOGPROBS_MODES)}")
+        if max_retries < 0 or timeout_s <= 0 or backoff_s < 0:
+            raise ModelError(f"vLLM engine for {model}: max_retries, timeout_s and backoff_s must be positive",
+                             "fix the engine settings")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.stop_ids = None if stop_ids is None else frozenset(int(i) for i in stop_ids)
+        self.logprobs_mode = logprobs_mode
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._max_model_len = max_model_len
+        self._max_len_known = max_model_len is not None
+        key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(30.0, timeout_s)),
+                                    headers={"Authorization": f"Bearer {key}"},
+                                    limits=httpx.Limits(max_connections=max_connections,
+                                                        max_keepalive_connections=max_connections))
+        self._lock = threading.Lock()
+        self._rng = random.Random()
+        self._warned: set[str] = set()
+
+    # -- the engine API ----------------------------------------------------------------------
+    def generate(self, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 1.0,
+                 top_k: int | None = None, top_p: float | None = None, repetition_penalty: float | None = None,
+                 seed: int | None = None, generator: torch.Generator | None = None,
+                 stop_ids: set[int] | None = None) -> Draw:
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (see the module doc).
+
+        Raises ContextLengthError (the prompt fills the server's context), ModelError (refused,
+        unreachable after the retries, an unusable answer) or ``cancel.Interrupted``.
+        """
+        cancel.check()
+        try:
+            prompt = [int(t) for t in prompt_ids]
+        except (TypeError, ValueError):
+            raise ModelError(f"model '{self.model}': prompt ids must be a list of integers", "pass token ids") from None
+        if not prompt:
+            raise ModelError(f"model '{self.model}': empty prompt", "pass at least one token id")
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise ModelError(f"model '{self.model}': max_new_tokens must be an integer >= 0 (got {max_new_tokens!r})",
+                             "fix the call")
+        if max_new_tokens == 0:
+            return Draw([], [], False)
+        limit = self.max_model_len()
+        if limit is not None:
+            if len(prompt) >= limit:
+                raise ContextLengthError(f"model '{self.model}' at {self.base_url}: prompt of {len(prompt)} tokens "
+                                         f"fills its context of {limit}", "shorten the conversation",
+                                         limit=limit, requested=len(prompt), prompt_tokens=len(prompt))
+            max_new_tokens = min(max_new_tokens, limit - len(prompt))
+        if seed is None and generator is not None:
+            seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+        stops = self.stop_ids if stop_ids is None else frozenset(int(i) for i in stop_ids)
+        self._check_logprobs(temperature, top_k, top_p, repetition_penalty)
+        body = self.request_body(prompt, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                                 repetition_penalty=repetition_penalty, seed=seed, stop_ids=stops)
+        return self._draw(self._post("/completions", body), prompt)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "VLLMTokenEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def request_body(self, prompt: list[int], max_tokens: int, *, temperature: float, top_k: int | None,
+                     top_p: float | None, repetition_penalty: float | None, seed: int | None,
+                     stop_ids: frozenset[int] | None) -> dict[str, Any]:
+        """The JSON body of one ``/v1/completions`` request."""
+        body: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "n": 1,
+                                "stream": False, "temperature": temperature, "logprobs": 0,
+                                "return_token_ids": True, "return_tokens_as_token_ids": True}
+        if top_k is not None:
+            body["top_k"] = top_k
+        if top_p is not None:
+            body["top_p"] = top_p
+        if repetition_penalty is not None:
+            body["repetition_penalty"] = repetition_penalty
+        if seed is not None:
+            body["seed"] = seed
+        if stop_ids is not None:
+            body["stop_token_ids"] = sorted(stop_ids)
+            body["ignore_eos"] = True
+        return body
+
+    def max_model_len(self) -> int | None:
+        """The server's context length for this model (``/v1/models``), None when it does not say."""
+        with self._lock:
+            if self._max_len_known:
+                return self._max_model_len
+        try:
+            listing = self._get("/models")
+        except ModelError as e:
+            log.warning("model %s at %s: no model list (%s); max_tokens is not cut to the context", self.model,
+                        self.base_url, e)
+            listing = {}
+        value = next((card.get("max_model_len") for card in listing.get("data") or []
+                      if isinstance(card, dict) and card.get("id") == self.model), None)
+        with self._lock:
+            self._max_model_len = int(value) if isinstance(value, int) and value > 0 else None
+            self._max_len_known = True
+            return self._max_model_len
+
+    # -- HTTP --------------------------------------------------------------------------------
+    def _get(self, path: str) -> dict[str, Any]:
+        try:
+            resp = self._client.get(self.base_url + path, timeout=30)
+        except httpx.HTTPError as e:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: {path} failed ({_cause(e)})",
+                             "start the server or fix the base URL") from None
+        if resp.status_code != 200:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: {path} answered HTTP {resp.status_code}",
+                             "check the base URL (it ends in /v1)")
+        try:
+            return resp.json()
+        except ValueError:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: {path} did not answer JSON",
+                             "check the base URL (it ends in /v1)") from None
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST with retries; the decoded JSON answer. Raises ContextLengthError / ModelError."""
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            cancel.check()
+            status, data, retry_after, reason = self._send(path, body)
+            if status == 200:
+                if not isinstance(data, dict):
+                    raise ModelError(f"model '{self.model}' at {self.base_url}: the answer is not JSON",
+                                     "check that the URL is a vLLM server (it ends in /v1)")
+                return data
+            if status is not None and status not in RETRY_STATUS and status < 500:
+                if status in (400, 413, 422) and _CONTEXT_PATTERNS.search(reason):
+                    limit, requested, prompt = _context_numbers(reason)
+                    raise ContextLengthError(f"model '{self.model}' at {self.base_url}: context length exceeded "
+                                             f"({reason})", "shorten the conversation or raise --max-model-len",
+                                             limit=limit, requested=requested, prompt_tokens=prompt)
+                raise ModelError(f"model '{self.model}' at {self.base_url}: request refused ({reason})",
+                                 "check the sampling settings and the served model name")
+            if attempt == attempts:
+                raise ModelError(f"model '{self.model}' at {self.base_url}: {reason}; gave up after {attempts} "
+                                 f"attempt{'s' if attempts > 1 else ''}", "start the server or fix the base URL")
+            with self._lock:
+                jitter = 0.5 + self._rng.random()
+            delay = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)) * jitter
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, self.backoff_max_s))
+            log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s", self.model, self.base_url, reason,
+                        attempt, attempts, delay)
+            cancel.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _send(self, path: str, body: dict[str, Any]) -> tuple[int | None, Any, float | None, str]:
+        """One request, waited for in a helper thread so that cancellation is noticed at once.
+        Returns (status or None, JSON or None, Retry-After, reason)."""
+        result: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                result["resp"] = self._client.post(self.base_url + path, json=body)
+            except httpx.TimeoutException:
+                result["reason"] = f"no answer within {self.timeout_s:g} s"
+            except httpx.HTTPError as e:
+                result["reason"] = f"connection failed ({_cause(e)})"
+            except Exception as e:  # noqa: BLE001 - e.g. the client was closed: reported, not lost
+                result["reason"] = f"request failed ({type(e).__name__}: {e})"
+            finally:
+                done.set()
+
+        threading.Thread(target=run, daemon=True, name="lis-vllm-request").start()
+        while not done.wait(POLL_S):
+            cancel.check()  # the request in flight is abandoned
+        resp = result.get("resp")
+        if resp is None:
+            return None, None, None, result.get("reason", "request failed")
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if resp.status_code == 200:
+            return 200, data, None, ""
+        try:
+            retry_after = float(resp.headers.get("retry-after"))
+        except (TypeError, ValueError):
+            retry_after = None
+        return resp.status_code, data, retry_after, _reason(resp.status_code, data, resp.text)
+
+    # -- the answer --------------------------------------------------------------------------
+    def _draw(self, data: dict[str, Any], prompt: list[int]) -> Draw:
+        """The Draw of a completion answer. Raises ModelError when it lacks ids or log-probs."""
+        choices = data.get("choices") or []
+        if not choices or not isinstance(choices[0], dict):
+            raise ModelError(f"model '{self.model}' at {self.base_url}: completion without choices",
+                             "check the server's log")
+        choice = choices[0]
+        finish = choice.get("finish_reason")
+        if finish not in ("stop", "length"):
+            raise ModelError(f"model '{self.model}' at {self.base_url}: generation ended with {finish!r}",
+                             "check the server's log")
+        lp = choice.get("logprobs") or {}
+        tokens, values = lp.get("tokens"), lp.get("token_logprobs")
+        if not isinstance(tokens, list) or not isinstance(values, list) or len(tokens) != len(values):
+            raise ModelError(f"model '{self.model}' at {self.base_url}: the answer has no per-token log-probs",
+                             "the server must be vLLM (completions with logprobs)")
+        try:
+            from_tokens = [int(t.removeprefix(TOKEN_PREFIX)) for t in tokens]
+        except (AttributeError, ValueError):
+            raise ModelError(f"model '{self.model}' at {self.base_url}: logprobs.tokens are not 'token_id:<id>' "
+                             "strings", "the server must support return_tokens_as_token_ids (vLLM)") from None
+        ids = choice.get("token_ids")
+        if ids is None:
+            ids = from_tokens
+        elif list(ids) != from_tokens:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: token_ids and logprobs.tokens disagree",
+                             "check the server's version")
+        echoed = choice.get("prompt_token_ids")
+        if echoed is not None and list(echoed) != prompt:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: the server changed the prompt ids "
+                             f"({len(echoed)} instead of {len(prompt)} tokens)", "send token ids, not text")
+        if any(v is None for v in values):
+            raise ModelError(f"model '{self.model}' at {self.base_url}: a sampled token has no log-prob",
+                             "check the server's --max-logprobs")
+        return Draw([int(i) for i in ids], [float(v) for v in values], finish == "stop")
+
+    def _check_logprobs(self, temperature: float, top_k: int | None, top_p: float | None,
+                        repetition_penalty: float | None) -> None:
+        shaped = ((top_k is not None and top_k > 0) or (top_p is not None and top_p < 1)
+                  or (repetition_penalty is not None and repetition_penalty != 1.0))
+        if self.logprobs_mode == "processed_logprobs" and shaped and temperature != 0:
+            why = "processed_logprobs include top-k/top-p/repetition-penalty shaping"
+        elif self.logprobs_mode == "raw_logprobs" and temperature not in (0, 1):
+            why = "raw_logprobs ignore the temperature"
+        else:
+            return
+        with self._lock:
+            if why in self._warned:
+                return
+            self._warned.add(why)
+        log.warning("model %s at %s: the server's log-probs differ from log_softmax(logits / temperature) "
+                    "(%s)", self.model, self.base_url, why)
+
+
+def _reason(status: int, data: Any, text: str) -> str:
+    """``HTTP 400: <message>`` from a vLLM / OpenAI error body, on one line."""
+    message = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        message = err.get("message") if isinstance(err, dict) else str(err)
+        message = message or data.get("message") or data.get("detail")
+    message = " ".join(str(message or text or "").split())[:300]
+    return f"HTTP {status}: {message}" if message else f"HTTP {status}"
+
+
+def _cause(e: BaseException) -> str:
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return " ".join(str(e).split())[:200] or type(e).__name__

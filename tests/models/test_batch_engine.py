@@ -1,0 +1,328 @@
+"""BatchEngine on the tiny model: concurrent calls batched into one forward pass per step give what
+the one-at-a-time sampler gives; seeds, stop ids, limits, many threads, cancellation, errors.
+
+Float note (measured here): a request alone in the engine is bit-identical to
+lis.models.sampler.sample; in a batch the matrix products have more rows, so CPU BLAS rounds
+differently (logits differ by up to ~5e-6, log-probs by ~5e-6). The greedy ids and the seeded draws
+below are asserted equal; the log-probs within 1e-4.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+
+import pytest
+import torch
+
+from lis.agent.tools.schemas import TOOLS
+from lis.models import ContextLengthError, LocalHFModel, ModelError, Sampling
+from lis.models.batch_engine import BatchEngine
+from lis.models.sampler import sample
+from lis.util import cancel
+
+LP_TOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def prompts(tiny_model) -> list[list[int]]:
+    """Real first turns of six math samples plus three short cuts of them: mixed lengths."""
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    full = [tiny_model.render(render_prompts(t, "sandbox"), TOOLS) for t in load_samples("math")[:6]]
+    return full + [full[0][:7], full[1][:23], full[2][:61]]
+
+
+def reference(model, prompt, n, stop_ids=frozenset(), seed=0, **kw):
+    return sample(model, prompt, n, set(stop_ids), torch.Generator().manual_seed(seed), **kw)
+
+
+def in_threads(fn, n: int) -> list:
+    out: list = [None] * n
+    errors: list = [None] * n
+
+    def run(i):
+        try:
+            out[i] = fn(i)
+        except BaseException as e:  # noqa: BLE001 - collected and checked by the test
+            errors[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return [e if e is not None else o for o, e in zip(out, errors)]
+
+
+def assert_same(draw, ref):
+    assert draw.ids == ref.ids and draw.stopped == ref.stopped
+    assert max(abs(a - b) for a, b in zip(draw.logprobs, ref.logprobs)) < LP_TOL
+
+
+def test_alone_it_computes_exactly_what_the_sampler_computes(tiny_model, prompts):
+    with BatchEngine(tiny_model.model, tiny_model.stop_ids) as engine:
+        for p in prompts[:3]:
+            for kw in ({"temperature": 0}, {"temperature": 0.8, "top_p": 0.9, "top_k": 40, "repetition_penalty": 1.2}):
+                ref = reference(tiny_model.model, p, 24, tiny_model.stop_ids, seed=5, **kw)
+                got = engine.generate(p, 24, seed=5, **kw)
+                assert (got.ids, got.logprobs, got.stopped) == (ref.ids, ref.logprobs, ref.stopped)
+
+
+def test_concurrent_greedy_calls_are_batched_and_equal_the_sampler(tiny_model, prompts):
+    """Nine prompts of 7..270 tokens at once; half end on the model's stop ids, half run to 40 tokens."""
+    stops = [tiny_model.stop_ids if i % 2 else set() for i in range(len(prompts))]
+    refs = [reference(tiny_model.model, p, 40, stops[i], temperature=0) for i, p in enumerate(prompts)]
+    with BatchEngine(tiny_model.model, tiny_model.stop_ids, max_wait_s=0.5) as engine:
+        got = in_threads(lambda i: engine.generate(prompts[i], 40, temperature=0, stop_ids=stops[i]), len(prompts))
+        stats = dict(engine.stats)
+    for g, r in zip(got, refs):
+        assert_same(g, r)
+    assert stats["max_rows"] == len(prompts)              # really one batch
+    assert stats["steps"] < sum(len(r.ids) for r in refs) / 2
+    assert any(r.stopped for r in refs) and any(not r.stopped for r in refs)
+
+
+def test_late_requests_join_the_running_batch(tiny_model, prompts):
+    """Continuous batching: requests that arrive while others decode join at the next step, both
+    longer and shorter than the batch's current width, and leave it when done."""
+    early, late = [prompts[6], prompts[7], prompts[1]], [prompts[3], prompts[8], prompts[0]]
+    refs = [reference(tiny_model.model, p, 48, temperature=0) for p in early + late]
+    with BatchEngine(tiny_model.model, set(), max_wait_s=0.5) as engine:
+        results: list = [None] * 6
+
+        def run(i, p):
+            results[i] = engine.generate(p, 48, temperature=0)
+
+        threads = [threading.Thread(target=run, args=(i, p)) for i, p in enumerate(early)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 60
+        while engine.stats["steps"] < 8 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert 8 <= engine.stats["steps"] < 48
+        threads += [threading.Thread(target=run, args=(3 + i, p)) for i, p in enumerate(late)]
+        for t in threads[3:]:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        stats = dict(engine.stats)
+    for g, r in zip(results, refs):
+        assert_same(g, r)
+    assert stats["max_rows"] == 6 and stats["steps"] < 2 * 48
+
+
+def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(tiny_model, prompts):
+    kw = {"temperature": 1.0, "top_p": 0.95, "top_k": 50}
+    refs = [reference(tiny_model.model, prompts[i % 4], 32, seed=100 + i, **kw) for i in range(8)]
+    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2) as engine:
+        runs = [in_threads(lambda i: engine.generate(prompts[i % 4], 32, seed=100 + i, **kw), 8) for _ in range(2)]
+        other = engine.generate(prompts[0], 32, seed=999, **kw)
+    for a, b, r in zip(runs[0], runs[1], refs):
+        assert a.ids == b.ids == r.ids
+        assert max(abs(x - y) for x, y in zip(a.logprobs, r.logprobs)) < LP_TOL
+    assert other.ids != runs[0][0].ids                     # another seed, another draw
+    assert len({tuple(d.ids) for d in runs[0][:4]}) == 4   # same prompt, different seeds
+
+
+def test_a_generator_gives_a_reproducible_sequence_of_calls(tiny_model, prompts):
+    with BatchEngine(tiny_model.model, set()) as engine:
+        draws = [[engine.generate(prompts[0], 16, generator=g).ids for _ in range(3)]
+                 for g in (torch.Generator().manual_seed(3), torch.Generator().manual_seed(3))]
+    assert draws[0] == draws[1] and draws[0][0] != draws[0][1]
+
+
+def test_stop_ids_and_max_new_tokens_are_honoured(tiny_model, prompts):
+    ref = reference(tiny_model.model, prompts[0], 30, temperature=0)
+    stop = ref.ids[9]
+    first = ref.ids.index(stop)
+    with BatchEngine(tiny_model.model, {stop}) as engine:
+        d = engine.generate(prompts[0], 30, temperature=0)
+        assert d.ids == ref.ids[:first + 1] and d.stopped and d.ids[-1] == stop
+        d = engine.generate(prompts[0], 30, temperature=0, stop_ids=set())      # per-call override
+        assert d.ids == ref.ids and not d.stopped
+        d = engine.generate(prompts[0], 3, temperature=0, stop_ids=set())
+        assert d.ids == ref.ids[:3] and not d.stopped and len(d.logprobs) == 3
+        assert engine.generate(prompts[0], 0) .ids == []
+        # mixed budgets in one batch: each sequence leaves at its own max_new_tokens
+        got = in_threads(lambda i: engine.generate(prompts[i], 5 + 7 * i, temperature=0, stop_ids=set()), 4)
+    assert [len(g.ids) for g in got] == [5, 12, 19, 26]
+
+
+def test_many_threads_identical_prompts_share_their_prefill(tiny_model, prompts):
+    """48 threads, 6 distinct prompts x 8 (GRPO groups), max_batch 16: all answered, each equal to
+    its prompt's greedy reference, at most 16 sequences per step, one prefill per group."""
+    refs = [reference(tiny_model.model, p, 20, temperature=0) for p in prompts[:6]]
+    with BatchEngine(tiny_model.model, set(), max_batch=16, max_wait_s=0.2) as engine:
+        got = in_threads(lambda i: engine.generate(prompts[i // 8], 20, temperature=0), 48)
+        stats = dict(engine.stats)
+    for i, g in enumerate(got):
+        assert not isinstance(g, BaseException), g
+        assert_same(g, refs[i // 8])
+    assert stats["max_rows"] == 16
+    assert stats["prefills"] + stats["shared_prefills"] == 48 and stats["shared_prefills"] > 0
+
+
+def test_the_token_budget_caps_the_batch(tiny_model, prompts):
+    p = prompts[0]
+    budget = 3 * (len(p) + 20)
+    with BatchEngine(tiny_model.model, set(), max_batch_tokens=budget, max_wait_s=0.2) as engine:
+        got = in_threads(lambda i: engine.generate(p, 20, seed=i), 8)
+        assert all(len(g.ids) == 20 for g in got)
+        assert engine.stats["max_rows"] == 3
+    with BatchEngine(tiny_model.model, set(), max_batch_tokens=10) as engine:   # larger than the budget: alone
+        assert len(engine.generate(p, 5, temperature=0).ids) == 5
+
+
+def test_cancellation_interrupts_every_waiting_caller(tiny_model, prompts):
+    engine = BatchEngine(tiny_model.model, set())
+    try:
+        started = time.monotonic()
+        results: list = []
+
+        def run(i):
+            try:
+                engine.generate(prompts[i], 5000, temperature=1.0, seed=i)
+                results.append("finished")
+            except cancel.Interrupted:
+                results.append(time.monotonic())
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        while engine.stats["steps"] < 3 and time.monotonic() - started < 60:
+            time.sleep(0.005)
+        t_cancel = time.monotonic()
+        cancel.request()
+        for t in threads:
+            t.join(timeout=30)
+        assert len(results) == 4 and "finished" not in results
+        assert max(results) - t_cancel < 2.0
+        with pytest.raises(cancel.Interrupted):
+            engine.generate(prompts[0], 4)
+        deadline = time.monotonic() + 10
+        while engine._rows and time.monotonic() < deadline:  # the worker lets the sequences go
+            time.sleep(0.01)
+        assert engine._rows == []
+    finally:
+        cancel.reset()
+    assert len(engine.generate(prompts[0], 4, temperature=0).ids) == 4   # usable again
+    engine.close()
+
+
+def test_an_error_in_the_model_fails_its_callers_clearly_and_the_engine_goes_on(tiny_model, prompts):
+    model = copy.deepcopy(tiny_model.model)
+    engine = BatchEngine(model, set(), max_batch=3, max_wait_s=5.0)
+
+    def broken_decode(module, args, kwargs):
+        hidden = kwargs.get("hidden_states", args[0] if args else None)
+        if hidden.shape[0] > 1:
+            raise RuntimeError("injected failure in a batched step")
+
+    hook = model.model.layers[1].register_forward_pre_hook(broken_decode, with_kwargs=True)
+    got = in_threads(lambda i: engine.generate(prompts[i], 10, temperature=0), 3)
+    for g in got:
+        assert isinstance(g, ModelError), g
+        assert "decode step failed" in str(g) and "injected failure" in str(g)
+        assert "\n" not in str(g) and g.hint
+    hook.remove()
+
+    long = len(prompts[2])
+
+    def broken_prefill(module, args, kwargs):
+        hidden = kwargs.get("hidden_states", args[0] if args else None)
+        if hidden.shape[1] == long:
+            raise RuntimeError("injected prefill failure")
+
+    hook = model.model.layers[0].register_forward_pre_hook(broken_prefill, with_kwargs=True)
+    got = in_threads(lambda i: engine.generate(prompts[[0, 2, 1][i]], 10, temperature=0), 3)
+    hook.remove()
+    assert isinstance(got[1], ModelError) and "prefill of a" in str(got[1])
+    assert got[0].ids == reference(model, prompts[0], 10, temperature=0).ids
+    assert got[2].ids == reference(model, prompts[1], 10, temperature=0).ids
+    engine.max_wait_s = 0.0
+    assert len(engine.generate(prompts[2], 4, temperature=0).ids) == 4
+    engine.close()
+
+
+def test_bad_requests_and_a_closed_engine(tiny_model, prompts):
+    engine = BatchEngine(tiny_model.model, set())
+    for bad, words in (([], "empty prompt"), ([1, 10**7], "outside the vocabulary"), ([-1], "outside")):
+        with pytest.raises(ModelError, match=words):
+            engine.generate(bad, 4)
+    with pytest.raises(ModelError, match="max_new_tokens"):
+        engine.generate(prompts[0], -1)
+    with pytest.raises(ModelError, match="invalid sampling"):
+        engine.generate(prompts[0], 4, top_p=0)
+    assert len(engine.generate(prompts[0], 4).ids) == 4
+    engine.close()
+    with pytest.raises(ModelError, match="closed"):
+        engine.generate(prompts[0], 4)
+    with pytest.raises(ModelError, match="max_batch"):
+        BatchEngine(tiny_model.model, set(), max_batch=0)
+
+
+def test_one_request_at_a_time_for_caches_it_cannot_merge(tiny_model, prompts):
+    engine = BatchEngine(tiny_model.model, set())
+    engine.batched = False  # what it does for linear-attention layers
+    refs = [reference(tiny_model.model, p, 12, seed=i, temperature=0.9) for i, p in enumerate(prompts[:3])]
+    got = in_threads(lambda i: engine.generate(prompts[i], 12, seed=i, temperature=0.9), 3)
+    assert [g.ids for g in got] == [r.ids for r in refs] and engine.stats["steps"] == 0
+    engine.close()
+
+
+def test_an_unused_engine_lets_its_model_go(tiny_model):
+    import gc
+    import weakref
+
+    engine = BatchEngine(copy.deepcopy(tiny_model.model), set())
+    thread, ref = engine._thread, weakref.ref(engine)
+    del engine
+    gc.collect()
+    thread.join(timeout=5)
+    assert ref() is None and not thread.is_alive()
+
+
+# -- LocalHFModel on the engine ---------------------------------------------------------------
+def test_local_model_chat_from_8_threads_equals_sequential_calls(tiny_dir):
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    model = LocalHFModel.load(tiny_dir, device="cpu", seed=0)
+    conversations = [render_prompts(t, "sandbox") for t in load_samples("math")[:8]]
+    s = Sampling(temperature=0, max_tokens=48)
+    sequential = [model.chat(c, TOOLS, s) for c in conversations]
+    steps_before = model.engine.stats["steps"]
+    parallel = in_threads(lambda i: model.chat(conversations[i], TOOLS, s), 8)
+    for a, b in zip(sequential, parallel):
+        assert not isinstance(b, BaseException), b
+        assert (a.completion_ids, a.prompt_ids, a.message, a.finish_reason) == \
+               (b.completion_ids, b.prompt_ids, b.message, b.finish_reason)
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < LP_TOL
+    assert model.engine.stats["max_rows"] > 1
+    assert model.engine.stats["steps"] - steps_before < sum(len(a.completion_ids) for a in sequential)
+    model.close()
+
+
+def test_generate_ids_resolves_sampling_like_chat(tiny_model, prompt):
+    ids = tiny_model.render(prompt, TOOLS)
+    chat = tiny_model.chat(prompt, TOOLS, Sampling(temperature=0.7, max_tokens=32, seed=4))
+    draw = tiny_model.generate_ids(ids, 32, Sampling(temperature=0.7, seed=4, max_tokens=2))
+    assert (draw.ids, draw.logprobs) == (chat.completion_ids, chat.logprobs)
+    model = copy.deepcopy(tiny_model.model)
+    model.generation_config.do_sample = False   # the generation config says greedy
+    m = LocalHFModel(model, tiny_model.tokenizer, seed=1, max_context=len(ids) + 5)
+    assert m.generate_ids(ids, 32).ids == sample(model, ids, 5, m.stop_ids, torch.Generator(), temperature=0).ids
+    with pytest.raises(ContextLengthError):
+        LocalHFModel(model, tiny_model.tokenizer, max_context=len(ids)).generate_ids(ids, 4)
+    m.close()
+
+
+def test_a_params_entry_sets_the_batch_limits(tiny_dir):
+    from lis.models import build_model
+
+    m = build_model("t", {"backend": "local", "model": str(tiny_dir), "device": "cpu", "max_batch": 4,
+                          "max_batch_tokens": 5000})
+    assert (m.engine.max_batch, m.engine.max_batch_tokens) == (4, 5000)
+    m.close()
