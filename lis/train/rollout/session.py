@@ -78,7 +78,7 @@ class TokenSession:
         if s.seed is not None:  # a fresh random stream per turn, reproducible per episode
             s = Sampling(**{**s.__dict__, "seed": s.seed + 1_000_003 * self.turns})
         max_new = min(s.max_tokens or room, room)
-        draw = _generate(self.policy, context, max_new, s)
+        draw = self.policy.generate_ids(context, max_new, s)
         self._extend(draw.ids, 1, draw.logprobs)
         self.turns += 1
         message = self.policy.parse(draw.ids, context, tools)
@@ -117,17 +117,3 @@ class TokenSession:
         return {"prompt_ids": list(self.prompt_ids or []), "completion_ids": list(self.completion_ids),
                 "logprobs": list(self.logprobs), "env_mask": list(self.mask)}
 
-
-def _generate(policy: Any, ids: list[int], max_new: int, sampling: Sampling):
-    """The policy's draw from ``ids`` (its batching engine when it has one)."""
-    if hasattr(policy, "generate_ids"):
-        return policy.generate_ids(ids, max_new, sampling)
-    import torch
-
-    from lis.models.sampler import sample  # TEMPORARY until LocalHFModel.generate_ids lands
-
-    s = policy.generation_defaults.override(policy.sampling).override(sampling)
-    gen = torch.Generator().manual_seed(s.seed) if s.seed is not None else policy._generator
-    with policy._lock:
-        return sample(policy.model, ids, max_new, policy.stop_ids, gen, temperature=1.0 if s.temperature is None
-                      else s.temperature, top_k=s.top_k, top_p=s.top_p, repetition_penalty=s.repetition_penalty)

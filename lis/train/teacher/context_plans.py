@@ -7,7 +7,10 @@ would have found them — list the documents, ``grep`` the attribute's keyword o
 read the file (``cat``, editor ``view``), compute with ``python3 -c`` or a small script, write
 the answer file — and the values in its computations are the ones those commands showed.
 
-* files variant (mode ``sandbox``): list, find and read, compute when needed, write, (check);
+* files variant (mode ``sandbox``): list, find and read, compute when needed, write, (check); half
+  of the single-fact lookups write the answer with a pipeline over the document (``grep -i KEYWORD
+  FILE | grep -oE '[0-9]+' > /testbed/answer.txt``, or ``sed`` cutting the value out) instead of
+  typing it: two ways to the same answer, of which GRPO can learn to prefer the one that works;
 * prompt variant (mode ``sandbox_inline``, documents in the prompt): compute when needed, write;
 * math variant (domain ``math``): compute with Python, write ``\\boxed{answer}``.
 
@@ -171,6 +174,49 @@ def compute_step(box: SimSandbox, lay: Layout, expr: str, rng: random.Random, sc
     return [first, bash_step(run, out + "\n")], out
 
 
+# -- writing the answer with the tools ------------------------------------------------------------------
+EXTRACT_SHARE = 0.5      # share of single-fact lookups whose answer the teacher writes by a pipeline
+
+
+def _extractions(keyword: str, path: str, answer: str) -> list[tuple[str, str]]:
+    """Pipelines that write the value of the first line of ``path`` containing ``keyword`` to the
+    answer file, with what each one writes (computed here as the tools compute it; only those that
+    write exactly ``answer`` are kept)."""
+    kw = keyword.replace("'", "")
+    grep = f"grep -i -m 1 '{kw}' {path}"
+    return [
+        (f"{grep} | grep -oE '[0-9]+([.][0-9]+)?'", "numbers"),
+        (f"{grep} | sed -E 's/.* is (.*)[.]$/\\1/'", "after_is"),
+        (f"{grep} | sed -E 's/^[^:]*: *//'", "after_colon"),
+    ]
+
+
+def extract_answer(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Step | None:
+    """A single-fact lookup's answer written by a pipeline over the document (grep the line, cut
+    the value out with grep -o or sed) instead of typed from what was read: nothing to copy by
+    hand, which is what a small model gets wrong. None when no pipeline writes exactly the gold."""
+    needs = task.meta.get("needs") or {}
+    facts = needs.get("inputs") or []
+    if needs.get("expr") or len(facts) != 1 or task.qa_type == "multiple choice":
+        return None
+    where = {e["text"]: e["file"] for e in task.meta.get("evidence", [])}
+    name = where.get(facts[0]["sentence"])
+    if not name:
+        return None
+    path = _path(lay, name)
+    lines = [ln for ln in box.files.get(path, "").split("\n") if facts[0]["keyword"].lower() in ln.lower()]
+    if not lines:
+        return None
+    line, gold = lines[0], task.ground_truth.strip()
+    outputs = {"numbers": re.findall(r"[0-9]+(?:[.][0-9]+)?", line),
+               "after_is": [re.sub(r".* is (.*)[.]$", r"\1", line)] if re.search(r" is .*[.]$", line) else [line],
+               "after_colon": [re.sub(r"^[^:]*: *", "", line)]}
+    for command, kind in _extractions(facts[0]["keyword"], path, gold):
+        if outputs[kind] == [gold]:
+            return box.write(f"{command} > {lay.answer_path}", lay.answer_path, gold + "\n")
+    return None
+
+
 # -- plans ----------------------------------------------------------------------------------------
 def files_plan(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """Documents as files: (list them,) find and read the facts, (compute,) write the answer, (check)."""
@@ -191,8 +237,9 @@ def files_plan(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> 
         steps.append(box.ls(lay.input_dir) if rng.random() < 0.75 else box.view_dir(lay.input_dir))
         room -= 1
     steps += read + work
-    steps.append(write_answer(box, lay, task.ground_truth, rng, "letter" if task.qa_type == "multiple choice"
-                              else "text"))
+    extracted = extract_answer(task, lay, box, rng) if rng.random() < EXTRACT_SHARE else None
+    steps.append(extracted or write_answer(box, lay, task.ground_truth, rng, "letter" if task.qa_type ==
+                                           "multiple choice" else "text"))
     if room > 0 and rng.random() < 0.25:
         steps.append(check_answer(box, lay, rng))
     return steps
