@@ -26,6 +26,8 @@ OVERLAY_DIR = Path("workflow/params")
 SCHEMA_FILE = Path("workflow/schemas/params.schema.yaml")
 TOP_KEYS = ("profile",)  # keys of params.yaml that are not stage sections
 BASE_ONLY = ("jobs",)     # sections only params.yaml may set: DVC builds its job matrix from this file alone
+# keys only params.yaml may set: dvc.yaml names a dependency after them (DVC interpolates params.yaml alone)
+BASE_ONLY_KEYS = {"throughput": ("model", "domains")}
 
 
 def find_root(start: str | Path = ".") -> Path:
@@ -174,6 +176,11 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
             raise ParamsError(f"{rel}: '{key}' cannot be set in a profile overlay{why}", f"set it in {PARAMS_FILE}")
         if key not in sections:
             raise ParamsError(f"{rel}: {key}: unknown section (sections: {', '.join(sections)})", f"fix {rel}")
+    for section, keys in BASE_ONLY_KEYS.items():
+        for key in keys:
+            if isinstance(overlay.get(section), dict) and key in overlay[section]:
+                raise ParamsError(f"{rel}: '{section}.{key}' cannot be set in a profile overlay (dvc.yaml names a "
+                                  f"dependency after it)", f"set it in {PARAMS_FILE}")
     missing = [s for s in sections if s not in overlay and s not in BASE_ONLY]
     if missing:
         raise ParamsError(f"{rel}: missing section(s) {', '.join(missing)}",

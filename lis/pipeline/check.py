@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from lis.errors import LisError
+from lis.params import BASE_ONLY
 from lis.pipeline.code_deps import check_code_deps
 
 
@@ -109,7 +110,7 @@ def dvc_stages(root: Path) -> list[StageDecl]:
                     overlay_keys |= keys
                 else:
                     notes.append(f"params from unexpected file {f}")
-            for k in sorted(base - {"profile"} - overlay_keys):
+            for k in sorted(base - {"profile"} - overlay_keys - set(BASE_ONLY)):
                 notes.append(f"tracks '{k}' in params.yaml but not in the profile overlay workflow/params/${{profile}}.yaml")
             for k in sorted(overlay_keys - base):
                 notes.append(f"tracks '{k}' in the overlay but not in params.yaml")

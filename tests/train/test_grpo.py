@@ -136,7 +136,7 @@ def _grpo_repo(repo, tiny_dir):
 
 
 GRPO = ["lis", "train", "grpo", "--init", "data/models/sft", "--data", "files", "--out", "data/models/grpo-files",
-        "--logs", "data/train/grpo-files", "--profile", "ci"]
+        "--logs", "data/train/runs/grpo-files", "--profile", "ci"]
 
 
 @pytest.mark.slow
@@ -155,9 +155,9 @@ def test_killed_grpo_resumes_from_its_last_checkpoint(repo_copy, tiny_dir, docke
     assert not (repo_copy / "data/models/grpo-files").exists()
     r = run(GRPO, cwd=repo_copy, env={"LIS_RUN_ID": "pytest-grpo"}, timeout=900)
     assert "resuming GRPO from" in r.stderr and "checkpoint-" in r.stderr
-    metrics = json.loads((repo_copy / "data/train/grpo-files/metrics.json").read_text())
+    metrics = json.loads((repo_copy / "data/train/runs/grpo-files/metrics.json").read_text())
     assert metrics["steps"] == 4 and metrics["resumed_from"] and metrics["episodes"] == 16
-    rows = (repo_copy / "data/train/grpo-files/train_log.csv").read_text().splitlines()
+    rows = (repo_copy / "data/train/runs/grpo-files/train_log.csv").read_text().splitlines()
     assert rows[0].startswith("step,reward_mean") and [x.split(",")[0] for x in rows[1:]] == ["1", "2", "3", "4"]
     manifest = json.loads((repo_copy / "data/models/grpo-files/manifest.json").read_text())
     assert manifest["kind"] == "grpo" and manifest["steps"] == 4 and manifest["weights_sha256"]

@@ -6,6 +6,9 @@ rule report:
     input:
         manifest="data/image/manifest.json",
         metrics=eval_metrics(),
+        analysis=["data/analysis/behaviour.json", "data/analysis/efficiency.json", "data/analysis/storage.json",
+                  "data/bench/throughput.json"],
+        training=[f"data/train/runs/grpo-{v}/metrics.json" for v in JOBS["grpo_data"]] + ["data/train/runs/llm-rl/metrics.json"],
         code=code(*CORE, "lis/report", "lis/cli/report.py"),
     output:
         "paper_figures/index.md",

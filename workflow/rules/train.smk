@@ -88,8 +88,8 @@ rule grpo:
         code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
     output:
         directory("data/models/grpo-{variant}"),
-        "data/train/grpo-{variant}/metrics.json",
-        "data/train/grpo-{variant}/train_log.csv",
+        "data/train/runs/grpo-{variant}/metrics.json",
+        "data/train/runs/grpo-{variant}/train_log.csv",
     wildcard_constraints:
         variant="files|prompt|math",
     params:
@@ -100,7 +100,7 @@ rule grpo:
         "GRPO in the sandbox on the {wildcards.variant} variant"
     shell:
         "lis train grpo --init {input.init} --data {wildcards.variant} --out data/models/grpo-{wildcards.variant} "
-        "--logs data/train/grpo-{wildcards.variant} --image-manifest {input.image} --profile {params.profile} --log {log}"
+        "--logs data/train/runs/grpo-{wildcards.variant} --image-manifest {input.image} --profile {params.profile} --log {log}"
 
 
 rule llm_rl:
@@ -111,8 +111,8 @@ rule llm_rl:
         code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
     output:
         directory("data/models/llm-rl"),
-        "data/train/llm-rl/metrics.json",
-        "data/train/llm-rl/train_log.csv",
+        "data/train/runs/llm-rl/metrics.json",
+        "data/train/runs/llm-rl/train_log.csv",
     params:
         **stage_params("grpo", "llm_rl", "agent", "sandbox"),
     log:
@@ -120,7 +120,7 @@ rule llm_rl:
     message:
         "LLM-RL baseline (context in the prompt, no tools)"
     shell:
-        "lis train grpo --mode vanilla --init {input.init} --data files --out data/models/llm-rl --logs data/train/llm-rl "
+        "lis train grpo --mode vanilla --init {input.init} --data files --out data/models/llm-rl --logs data/train/runs/llm-rl "
         "--image-manifest {input.image} --profile {params.profile} --log {log}"
 
 

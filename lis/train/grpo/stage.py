@@ -1,7 +1,7 @@
 """The ``grpo`` stages: sandbox RL per training-data variant, and the LLM-RL baseline.
 
-    lis train grpo --data files  --out data/models/grpo-files --logs data/train/grpo-files
-    lis train grpo --mode vanilla --data files --out data/models/llm-rl --logs data/train/llm-rl   # LLM-RL
+    lis train grpo --data files  --out data/models/grpo-files --logs data/train/runs/grpo-files
+    lis train grpo --mode vanilla --data files --out data/models/llm-rl --logs data/train/runs/llm-rl   # LLM-RL
 
 Sandbox RL (the paper's LLM-in-Sandbox-RL): the training context tasks of a variant (Table 7:
 ``files`` — documents as files, the default; ``prompt`` — the same tasks with the documents in
