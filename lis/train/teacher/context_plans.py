@@ -178,42 +178,54 @@ def compute_step(box: SimSandbox, lay: Layout, expr: str, rng: random.Random, sc
 EXTRACT_SHARE = 0.5      # share of single-fact lookups whose answer the teacher writes by a pipeline
 
 
-def _extractions(keyword: str, path: str, answer: str) -> list[tuple[str, str]]:
-    """Pipelines that write the value of the first line of ``path`` containing ``keyword`` to the
-    answer file, with what each one writes (computed here as the tools compute it; only those that
-    write exactly ``answer`` are kept)."""
+def _pipelines(keyword: str, target: str) -> list[tuple[str, str]]:
+    """Pipelines that print the value of the lines of ``target`` (a file or a glob) that contain
+    ``keyword``, with the name of the rule :func:`_extract` computes their output by."""
     kw = keyword.replace("'", "")
-    grep = f"grep -i -m 1 '{kw}' {path}"
-    return [
-        (f"{grep} | grep -oE '[0-9]+([.][0-9]+)?'", "numbers"),
-        (f"{grep} | sed -E 's/.* is (.*)[.]$/\\1/'", "after_is"),
-        (f"{grep} | sed -E 's/^[^:]*: *//'", "after_colon"),
-    ]
+    grep = f"grep -i -h -m 1 '{kw}' {target}"
+    return [(f"{grep} | grep -oE '[0-9]+([.][0-9]+)?'", "numbers"),
+            (f"{grep} | sed -E 's/.* is (.*)[.]$/\\1/'", "after_is"),
+            (f"{grep} | sed -E 's/^[^:]*: *//'", "after_colon")]
+
+
+def _extract(kind: str, lines: list[str]) -> list[str]:
+    """What a pipeline of :func:`_pipelines` prints for the matching ``lines`` (one per file, -m 1)."""
+    out: list[str] = []
+    for line in lines:
+        if kind == "numbers":
+            out += re.findall(r"[0-9]+(?:[.][0-9]+)?", line)
+        elif kind == "after_is":
+            out.append(re.sub(r".* is (.*)[.]$", r"\1", line))
+        else:
+            out.append(re.sub(r"^[^:]*: *", "", line))
+    return out
 
 
 def extract_answer(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Step | None:
-    """A single-fact lookup's answer written by a pipeline over the document (grep the line, cut
-    the value out with grep -o or sed) instead of typed from what was read: nothing to copy by
-    hand, which is what a small model gets wrong. None when no pipeline writes exactly the gold."""
+    """A single-fact lookup's answer written by a pipeline over the documents (grep the keyword's
+    line, cut the value out with grep -o or sed) instead of typed from what was read: nothing to
+    copy by hand, which is what a small model gets wrong. Over every document (``documents/*``)
+    when that prints exactly the gold, else over the file that holds the fact; None when no
+    pipeline prints exactly the gold."""
     needs = task.meta.get("needs") or {}
     facts = needs.get("inputs") or []
     if needs.get("expr") or len(facts) != 1 or task.qa_type == "multiple choice":
         return None
+    keyword, gold = facts[0]["keyword"], task.ground_truth.strip()
     where = {e["text"]: e["file"] for e in task.meta.get("evidence", [])}
-    name = where.get(facts[0]["sentence"])
-    if not name:
-        return None
-    path = _path(lay, name)
-    lines = [ln for ln in box.files.get(path, "").split("\n") if facts[0]["keyword"].lower() in ln.lower()]
-    if not lines:
-        return None
-    line, gold = lines[0], task.ground_truth.strip()
-    outputs = {"numbers": re.findall(r"[0-9]+(?:[.][0-9]+)?", line),
-               "after_is": [re.sub(r".* is (.*)[.]$", r"\1", line)] if re.search(r" is .*[.]$", line) else [line],
-               "after_colon": [re.sub(r"^[^:]*: *", "", line)]}
-    for command, kind in _extractions(facts[0]["keyword"], path, gold):
-        if outputs[kind] == [gold]:
-            return box.write(f"{command} > {lay.answer_path}", lay.answer_path, gold + "\n")
+    docs = _docs(box, lay)
+    targets = [(f"{lay.input_dir}/*", docs)]
+    if where.get(facts[0]["sentence"]):
+        path = _path(lay, where[facts[0]["sentence"]])
+        targets.append((path, [path]))
+    for target, files in targets:
+        lines = []
+        for f in files:
+            hit = [ln for ln in box.files.get(f, "").split("\n") if keyword.lower() in ln.lower()]
+            lines += hit[:1]
+        for command, kind in _pipelines(keyword, target):
+            if lines and _extract(kind, lines) == [gold]:
+                return box.write(f"{command} > {lay.answer_path}", lay.answer_path, gold + "\n")
     return None
 
 
