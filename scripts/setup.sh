@@ -5,6 +5,7 @@
 #   scripts/setup.sh venv       # only the Python virtual environment (.venv)
 #   scripts/setup.sh docker     # only make sure a Docker engine answers
 #   scripts/setup.sh image      # only build the sandbox image if it is missing
+#   scripts/setup.sh browser    # only make sure headless Chromium is there (the report and viewer tests)
 #
 # Environment: LIS_VENV (default .venv), LIS_PYTHON (default python3.11), LIS_DOCKERD_WAIT_S (default 60).
 set -euo pipefail
@@ -96,6 +97,15 @@ setup_host_tools() {
   if is_root && is_debian_family; then apt_install debootstrap bubblewrap; fi
 }
 
+browser_found() { command -v chromium >/dev/null 2>&1 || [ -n "${LIS_CHROMIUM:-}" ]; }
+
+setup_browser() {
+  # Debian's Chromium loads the report and trajectory-viewer pages headless in tests (tests/browser.py).
+  if browser_found; then return 0; fi
+  if is_root && is_debian_family; then apt_install chromium; return 0; fi
+  log "no chromium found: the browser tests will fail (Debian/Ubuntu as root: apt-get install chromium; or set LIS_CHROMIUM)"
+}
+
 setup_image() {
   "$VENV/bin/lis" image ensure --log logs/setup-image.log
 }
@@ -105,6 +115,7 @@ case "$step" in
   venv) setup_venv; setup_data ;;
   docker) setup_docker ;;
   image) setup_image ;;
-  all) setup_venv; setup_data; setup_docker; setup_host_tools; setup_image ;;
-  *) die "unknown step '$step' (use: all, venv, docker, image)" ;;
+  browser) setup_browser ;;
+  all) setup_venv; setup_data; setup_docker; setup_host_tools; setup_browser; setup_image ;;
+  *) die "unknown step '$step' (use: all, venv, docker, image, browser)" ;;
 esac

@@ -15,6 +15,7 @@
     lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
     lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
     lis report                      last stage: paper_figures/
+    lis view                        trajectories as static HTML pages (index + one page per episode)
     lis pipeline check              Snakefile rules and dvc.yaml stages declare the same things
 """
 from __future__ import annotations
@@ -44,6 +45,7 @@ from lis.cli import serve as _serve
 from lis.cli import tasks as _tasks
 from lis.cli import throughput as _throughput
 from lis.cli import train as _train
+from lis.cli import view as _view
 from lis.errors import LisError
 
 app = typer.Typer(help="lis — LLM-in-Sandbox (arXiv 2601.16206) reproduced as one pipeline: one sub-command per stage.",
@@ -69,6 +71,7 @@ app.command("context-tasks")(_context_tasks.context_tasks)
 app.command("score")(_score.score)
 app.command("doctor")(_doctor.doctor)
 app.command("report")(_report.report)
+app.command("view")(_view.view)
 app.command("throughput")(_throughput.throughput)
 
 
