@@ -43,8 +43,24 @@ class SandboxPool:
         self._closed = False
         self._filling = 0
         self.started = 0
+        if config.backend == "docker":
+            self._sweep_orphans()
         if self.warm:
             self._refill()
+
+    def _sweep_orphans(self) -> None:
+        """Remove sandboxes whose owner process is gone from this host, or that expired (a run killed
+        with SIGKILL could not remove its own): the next pool on the same engines does it."""
+        from lis.sandbox.cleanup import cleanup
+
+        try:
+            removed = cleanup(engines=self.engines)
+        except Exception as e:  # noqa: BLE001 - an unreachable engine fails loudly at the first start
+            log.debug("orphan sweep skipped: %s", e)
+            return
+        if removed:
+            log.warning("removed %d sandbox(es) left by processes that are gone: %s", len(removed),
+                        ", ".join(removed[:5]) + (" ..." if len(removed) > 5 else ""))
 
     def _new(self) -> Sandbox:
         with self._lock:
