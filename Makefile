@@ -1,17 +1,23 @@
 # The two commands of the README's quickstart. Each does all of its own set-up (scripts/setup.sh).
 #   make paper   # venv + Docker engine + sandbox image, then the whole pipeline (profile from params.yaml)
 #   make test    # the same set-up, then the whole test suite
+#   make test-cluster  # the Slurm tests (root, Debian): a one-node cluster, a pipeline target through it
 VENV ?= .venv
 export LIS_VENV := $(VENV)
 CORES ?= all
 
-.PHONY: paper test setup lint clean-sandboxes
+.PHONY: paper test test-cluster setup lint clean-sandboxes
 
 paper: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --workflow-profile workflow/profiles/local paper
 
 test: setup
 	$(VENV)/bin/python -m pytest
+
+# Deselected from `make test` (marker `cluster`); .ci/run runs it when workflow/ changed (scripts/ci-cluster-rule.sh).
+test-cluster: setup
+	bash scripts/setup.sh slurm
+	$(VENV)/bin/python -m pytest -m cluster -s tests/cluster
 
 setup:
 	bash scripts/setup.sh

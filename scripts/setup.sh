@@ -6,6 +6,7 @@
 #   scripts/setup.sh docker     # only make sure a Docker engine answers
 #   scripts/setup.sh image      # only build the sandbox image if it is missing
 #   scripts/setup.sh browser    # only make sure headless Chromium is there (the report and viewer tests)
+#   scripts/setup.sh slurm      # the Slurm extra (executor plugin) + the test cluster's Debian packages (make test-cluster)
 #
 # Environment: LIS_VENV (default .venv), LIS_PYTHON (default python3.11), LIS_DOCKERD_WAIT_S (default 60).
 set -euo pipefail
@@ -110,12 +111,25 @@ setup_image() {
   "$VENV/bin/lis" image ensure --log logs/setup-image.log
 }
 
+setup_slurm() {
+  # the optional `slurm` extra, pinned (requirements.lock), and the packages of scripts/slurm-cluster.sh
+  local want
+  want=$(sed -n 's/^snakemake-executor-plugin-slurm==//p' requirements.lock)
+  if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('snakemake-executor-plugin-slurm') != '$want')" 2>/dev/null; then
+    log "installing the slurm extra (snakemake-executor-plugin-slurm)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock -e '.[test,slurm]' 2>&1 | quiet_pip >&2 || true
+    "$VENV/bin/python" -c 'import snakemake_executor_plugin_slurm' || die "could not install the slurm extra; see the pip output above"
+  fi
+  bash scripts/slurm-cluster.sh install
+}
+
 step=${1:-all}
 case "$step" in
   venv) setup_venv; setup_data ;;
   docker) setup_docker ;;
   image) setup_image ;;
+  slurm) setup_venv; setup_slurm ;;
   browser) setup_browser ;;
   all) setup_venv; setup_data; setup_docker; setup_host_tools; setup_browser; setup_image ;;
-  *) die "unknown step '$step' (use: all, venv, docker, image, browser)" ;;
+  *) die "unknown step '$step' (use: all, venv, docker, image, browser, slurm)" ;;
 esac
