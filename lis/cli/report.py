@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -13,23 +14,28 @@ log = logging.getLogger("lis.report")
 
 
 def report(image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
-                                               help="Manifest of the image stage."),
-           eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs."),
+                                               help="Manifest of the image stage (must be the declared one)."),
+           eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (data/eval)."),
            out: Path = typer.Option(Path("paper_figures"), "--out", help="Folder to write into."),
            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Regenerate paper_figures/ (an index with provenance, and every table and figure available)."""
-    from lis.report.summary import load_metrics
-    from lis.manifest import read_json
-    from lis.report import write_index
-    from lis.report.tables import write_tables
+    """Regenerate paper_figures/: every table (Markdown, LaTeX, CSV) and figure (PNG, PDF) of the paper,
+    with the paper's numbers beside ours and an index (md, json, html) with provenance. Reads exactly
+    the inputs the report stage declares for the params' jobs (lis.report.inputs)."""
+    from lis.errors import LisError
+    from lis.report.build import build_report
+    from lis.report.inputs import IMAGE_MANIFEST
     from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
+    t0 = time.monotonic()
     p = load_params(profile, params_file)
-    sec = p.section("report")
-    metrics = load_metrics(eval_root)
-    tables = write_tables(metrics, out / "tables")
-    paths = tables + write_index(sec["title"], out, p.root, p.profile, read_json(image_manifest), metrics, tables)
+    for given, declared in ((image_manifest, IMAGE_MANIFEST), (eval_root, "data/eval")):
+        if given.as_posix().rstrip("/") != declared:
+            raise LisError(f"{given} is not the report's declared input {declared}",
+                           f"the report reads the pipeline's outputs under the project root: pass {declared}")
+    out = out if out.is_absolute() else p.root / out
+    paths = build_report(p.root, p.data, p.profile, out)
     for path in paths:
-        log.info("wrote %s", path)
+        log.debug("wrote %s", path)
+    log.info("wrote %d files under %s in %.1fs", len(paths), out, time.monotonic() - t0)

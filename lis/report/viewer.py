@@ -153,6 +153,12 @@ def _slug(s: Any, limit: int = 60) -> str:
     return safe
 
 
+def job_page_rel(model: Any, domain: Any, mode: Any) -> str:
+    """Where :func:`render_site` writes a job's (first) listing page, relative to its folder: the
+    report links its tables' cells to it."""
+    return f"jobs/{_slug(model)}/{_slug(domain or '_')}/{_slug(mode or '_')}.html"
+
+
 def _job(rec: Mapping[str, Any]) -> tuple[str, str, str]:
     return (str(rec.get("model")), str(rec.get("domain") or ""), str(rec.get("mode") or ""))
 
@@ -213,7 +219,8 @@ def render_site(loaded: Loaded, out: Path, capabilities: Capabilities | None = N
     index = out / "index.html"
     job_rows = []
     for job, rows in sorted(by_job.items()):
-        base = out / "jobs" / _slug(job[0]) / _slug(job[1] or "_") / (_slug(job[2] or "_"))
+        base = out / job_page_rel(*job)
+        base = base.with_name(base.name[:-len(".html")])
         parts = [rows[i:i + page_rows] for i in range(0, len(rows), page_rows)]
         part_pages = [base.with_name(base.name + (f"-{k}" if k > 1 else "") + ".html") for k in range(1, len(parts) + 1)]
         part_of: dict[int, Path] = {}

@@ -1,21 +1,23 @@
-# Last stage: paper_figures/ with an index of what was regenerated and from what.
+# Last stage: paper_figures/ — every table and figure, with an index of what was regenerated and from what.
+# The inputs are exactly what `lis report` reads for the configured jobs (lis.report.inputs.declared_inputs:
+# the image manifest, the reference data, the analysis outputs, every job's metrics, the learning check's
+# trajectories, the training logs of the configured runs and the evaluated models' manifests or cards).
+from lis.report.inputs import declared_inputs
+
 TABLES = [f"paper_figures/tables/{t}.{ext}" for t in ("table2_main", "table3_long_context") for ext in ("md", "csv", "tex")]
 
 
 rule report:
     input:
         manifest="data/image/manifest.json",
-        metrics=eval_metrics(),
-        analysis=["data/analysis/behaviour.json", "data/analysis/efficiency.json", "data/analysis/storage.json",
-                  "data/bench/throughput.json"],
-        training=[f"data/train/runs/grpo-{v}/metrics.json" for v in JOBS["grpo_data"]] + ["data/train/runs/llm-rl/metrics.json"],
+        declared=declared_inputs(P.data),
         code=code(*CORE, "lis/report", "lis/cli/report.py"),
     output:
         "paper_figures/index.md",
         "paper_figures/index.json",
         TABLES,
     params:
-        **stage_params("report"),
+        **stage_params("report", "jobs", "models", "tasks"),
     log:
         "logs/report.log",
     message:

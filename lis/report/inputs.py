@@ -1,0 +1,209 @@
+"""What the report reads: exactly the outputs its stage declares, computed from the params' job lists.
+
+    inputs = ReportInputs.from_params(params.data)
+    inputs.files()              # every file the report may open (the Snakemake rule's inputs, expanded)
+    inputs.metrics("base", "math", "sandbox")   # data/eval/base/math/sandbox/metrics.json
+
+The Snakemake rule builds its input list with :func:`declared_inputs` (so the two cannot drift
+apart); dvc.yaml names the folders that hold them (DVC cannot expand a job matrix in a dependency
+list). The report never globs ``data/``: a job the params call for and whose file is missing is an
+error naming the file; a file no job calls for is never read.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from lis.errors import LisError
+
+ANALYSIS = {
+    "behaviour": "data/analysis/behaviour.json",
+    "turns": "data/analysis/behaviour/turns.jsonl",
+    "efficiency": "data/analysis/efficiency.json",
+    "storage": "data/analysis/storage.json",
+    "throughput": "data/bench/throughput.json",
+}
+IMAGE_MANIFEST = "data/image/manifest.json"
+REFERENCE = {
+    "paper_numbers": "data/reference/paper_numbers.yaml",
+    "design": "data/reference/design_tables.yaml",
+}
+MODES = ("vanilla", "sandbox")
+LEARNING_DOMAIN = "instruct_pretrain"     # the held-out context tasks of the learning check
+TRAINED = ("base", "sft", "rft", "llm-rl")
+
+
+def trained_models(jobs: dict) -> list[str]:
+    """The models the pipeline trains (lis.params.trained_models, restated: the report stage's code
+    is its own)."""
+    return [*TRAINED, *(f"grpo-{v}" for v in jobs.get("grpo_data", []))]
+
+
+@dataclass(frozen=True)
+class Job:
+    model: str
+    domain: str
+    mode: str
+
+    @property
+    def folder(self) -> str:
+        return f"data/eval/{self.model}/{self.domain}/{self.mode}"
+
+    @property
+    def metrics(self) -> str:
+        return f"{self.folder}/metrics.json"
+
+    @property
+    def trajectories(self) -> str:
+        return f"{self.folder}/trajectories.jsonl"
+
+
+@dataclass
+class ReportInputs:
+    """The declared inputs of the report stage, from the params' ``jobs`` section."""
+
+    jobs: list[Job]
+    domains: list[str]
+    models: list[str]
+    runs: list[str]                       # training runs: grpo-<variant> per jobs.grpo_data, llm-rl
+    model_dirs: list[str]                 # data/models/<name> whose manifests the report reads
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, data: dict[str, Any]) -> "ReportInputs":
+        jobs = data["jobs"]
+        models, domains = list(jobs["models"]), list(jobs["domains"])
+        job_list = [Job(m, d, mode) for m in models for d in domains for mode in MODES]
+        job_list += [Job(m, "long_context", "sandbox_inline") for m in jobs.get("long_context_ablation", [])]
+        # training logs: every GRPO data variant configured, and the LLM-RL baseline when it is evaluated
+        runs = [f"grpo-{v}" for v in jobs.get("grpo_data", [])] + (["llm-rl"] if "llm-rl" in models else [])
+        # manifests (or external cards) of every evaluated model, and of the training chain they come
+        # from (base and sft exist whenever a trained model beyond base is evaluated)
+        trained = set(trained_models(jobs))
+        chain = ["base", "sft"] if any(m in trained and m != "base" for m in models) else []
+        model_dirs = list(dict.fromkeys([*chain, *models]))
+        return cls(job_list, domains, models, runs, model_dirs)
+
+    def job(self, model: str, domain: str, mode: str) -> Job | None:
+        j = Job(model, domain, mode)
+        return j if j in self.jobs else None
+
+    def has_job(self, model: str, domain: str, mode: str) -> bool:
+        return Job(model, domain, mode) in self.jobs
+
+    def run_files(self, run: str) -> tuple[str, str]:
+        return f"data/train/runs/{run}/metrics.json", f"data/train/runs/{run}/train_log.csv"
+
+    def learning_jobs(self) -> list[Job]:
+        """The jobs whose episodes the learning check pairs by task: every model's held-out context
+        tasks in sandbox mode."""
+        return [j for j in self.jobs if j.domain == LEARNING_DOMAIN and j.mode == "sandbox"]
+
+    def files(self) -> list[str]:
+        """Every input path (folders for the model directories), in a stable order."""
+        out = [IMAGE_MANIFEST, *REFERENCE.values(), *ANALYSIS.values()]
+        out += [j.metrics for j in self.jobs]
+        out += [j.trajectories for j in self.learning_jobs()]
+        for r in self.runs:
+            out += list(self.run_files(r))
+        out += [f"data/models/{m}" for m in self.model_dirs]
+        return list(dict.fromkeys(out))
+
+
+def declared_inputs(data: dict[str, Any]) -> list[str]:
+    """The report rule's input files (workflow/rules/report.smk)."""
+    return ReportInputs.from_params(data).files()
+
+
+# -- reading, with one-line errors that name the file --------------------------------------------
+class Reader:
+    """Reads inputs relative to the project root; every file read is recorded (with its size) for
+    the provenance of the tables that used it."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.read: dict[str, str] = {}      # path -> sha256 of what was read
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def exists(self, rel: str) -> bool:
+        return self.path(rel).exists()
+
+    def text(self, rel: str) -> str:
+        """The file's text (recorded with its hash); a missing or unreadable file is a LisError naming it."""
+        try:
+            data = self.path(rel).read_bytes()
+        except FileNotFoundError:
+            raise self._missing(rel) from None
+        except IsADirectoryError:
+            raise LisError(f"{rel} is a folder, not a file", "rerun the stage that produces it") from None
+        except OSError as e:
+            raise LisError(f"{rel} cannot be read ({e.strerror or e})", "check the file and its permissions") from None
+        self.read[rel] = hashlib.sha256(data).hexdigest()
+        return data.decode("utf-8", errors="replace")
+
+    def yaml(self, rel: str) -> Any:
+        import yaml
+
+        text = self.text(rel)
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise LisError(f"{rel} is not valid YAML ({' '.join(str(e).split())[:120]})", "fix the file") from None
+
+    def _missing(self, rel: str) -> LisError:
+        return LisError(f"{rel} is missing (a declared input of the report)",
+                        "run the stage that produces it: snakemake --cores all paper (or dvc repro)")
+
+    def json(self, rel: str) -> Any:
+        text = self.text(rel)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise LisError(f"{rel} is not valid JSON ({e.msg} at line {e.lineno})",
+                           "rerun the stage that produces it") from None
+
+    def jsonl(self, rel: str) -> list[dict[str, Any]]:
+        text = self.text(rel)
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise LisError(f"{rel}:{n} is not valid JSON ({e.msg})", "rerun the stage that produces it") from None
+            if not isinstance(rec, dict):
+                raise LisError(f"{rel}:{n} is not a JSON object", "rerun the stage that produces it")
+            out.append(rec)
+        return out
+
+    def csv(self, rel: str) -> list[dict[str, str]]:
+        text = self.text(rel)
+        try:
+            return list(csv.DictReader(io.StringIO(text, newline="")))
+        except csv.Error as e:
+            raise LisError(f"{rel} cannot be read as CSV ({' '.join(str(e).split())[:120]})",
+                           "rerun the stage that produces it") from None
+
+    def model_manifest(self, name: str) -> dict[str, Any]:
+        """data/models/<name>/manifest.json, or the card of an external model (card.json); a folder
+        with neither is an error naming it."""
+        for f in ("manifest.json", "card.json"):
+            rel = f"data/models/{name}/{f}"
+            if self.path(rel).is_file():
+                return {"_file": rel, **self.json(rel)}
+        if not self.path(f"data/models/{name}").is_dir():
+            raise self._missing(f"data/models/{name}")
+        raise LisError(f"data/models/{name} has neither manifest.json nor card.json",
+                       "rerun the stage that produces the model (or its model card)")
+
+
+def mentioned(paths: Iterable[str]) -> list[str]:
+    return sorted(dict.fromkeys(paths))
