@@ -69,6 +69,32 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+def small_matrix(repo: Path, external: Path | None = None) -> None:
+    """Shrink a repository copy's pipeline to what the pipeline tests need, on the ci profile.
+
+    ``external``: the copy evaluates that local model folder as an external model (no training
+    stage runs: the re-run rules are tested without re-training on every code edit); None: the
+    trained matrix, GRPO on the files variant and the LLM-RL baseline (every training stage runs).
+    Both keep math and long context (with the documents-in-prompt ablation)."""
+    import yaml
+
+    path = repo / "params.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["profile"] = "ci"
+    if external is not None:
+        data["models"]["ext"] = {"backend": "local", "path": str(external),
+                                 "sampling": {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "max_tokens": 192}}
+        data["jobs"] = {"models": ["ext"], "external": ["ext"], "domains": ["math", "long_context"],
+                        "long_context_ablation": ["ext"], "grpo_data": []}
+        data["throughput"]["model"] = "ext"
+        data["behaviour"]["rl_pairs"] = []
+    else:
+        data["jobs"] = {"models": ["grpo-files", "llm-rl"], "external": [], "domains": ["math", "long_context"],
+                        "long_context_ablation": ["grpo-files"], "grpo_data": ["files"]}
+        data["behaviour"]["rl_pairs"] = [{"before": "llm-rl", "after": "grpo-files", "label": "GRPO vs LLM-RL"}]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
 @pytest.fixture
 def repo_copy(tmp_path) -> Path:
     return copy_repo(tmp_path / "repo")

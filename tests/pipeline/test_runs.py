@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from tests.conftest import run
+from tests.conftest import run, small_matrix
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -43,16 +43,29 @@ def set_param(repo, section, key, value, file="params.yaml"):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-ALL = ["eval", "image", "report", "tasks"]
+# the stages of the external-model matrix (small_matrix): no training stage runs
+ALL = ["behaviour", "bench", "efficiency", "eval", "image", "model", "report", "tasks", "throughput"]
+# what an eval job's outputs feed
+AFTER_EVAL = ["behaviour", "efficiency", "eval", "report"]
 
 
-def test_snakemake_runs_then_reruns_nothing(repo_copy, image_tag):
+@pytest.fixture
+def pipeline_repo(repo_copy, tiny_dir):
+    """A repository copy evaluating the tiny agent as an external model on math and long context."""
+    small_matrix(repo_copy, external=tiny_dir)
+    return repo_copy
+
+
+def test_snakemake_runs_then_reruns_nothing(pipeline_repo, image_tag):
+    repo_copy = pipeline_repo
     out = snakemake(repo_copy, "--config", "profile=ci")
     assert jobs_run(out) == ALL, out
     for mode in ("vanilla", "sandbox"):
-        assert (repo_copy / f"data/eval/tiny/math/{mode}/metrics.json").is_file()
-    assert (repo_copy / "data/eval/tiny/long_context/sandbox_inline/metrics.json").is_file()
+        assert (repo_copy / f"data/eval/ext/math/{mode}/metrics.json").is_file()
+    assert (repo_copy / "data/eval/ext/long_context/sandbox_inline/metrics.json").is_file()
+    assert (repo_copy / "data/models/ext/card.json").is_file()
     assert (repo_copy / "paper_figures/tables/table2_main.md").is_file()
+    assert not (repo_copy / "data/models/sft").exists()  # an external model: nothing trained
     manifest = json.loads((repo_copy / "data/image/manifest.json").read_text())
     assert manifest["image"]["tag"] == image_tag and manifest["stage"] == "image"
     assert "lis-sandbox" in (repo_copy / "paper_figures/index.md").read_text()
@@ -68,25 +81,26 @@ def test_snakemake_runs_then_reruns_nothing(repo_copy, image_tag):
     assert "Another title" in (repo_copy / "paper_figures/index.md").read_text()
 
     # code is a dependency: a change to the report's code re-renders the report only ...
-    edit_code(repo_copy, "lis/report/tables.py", "    out_dir.mkdir(parents=True, exist_ok=True)\n",
-              "    out_dir.mkdir(parents=True, exist_ok=True)\n    _edited = True\n")
+    edit_code(repo_copy, "lis/cli/report.py", "from __future__ import annotations\n",
+              "from __future__ import annotations\n\n_EDITED = True\n")
     assert jobs_run(snakemake(repo_copy, "--config", "profile=ci")) == ["report"]
-    # ... a docstring is no change of behaviour for the journal, but the stage re-runs: nothing is repeated
-    # ... a change to a scorer re-runs every eval job, which re-scores from the journal and runs no episode
+    # ... a change to a scorer re-runs every eval job, which re-scores from the journal and runs no
+    # episode; what reads the eval outputs follows
     edit_code(repo_copy, "lis/rewards/text.py", "from __future__ import annotations\n",
               "from __future__ import annotations\n\n_EDITED = True\n")
     out = snakemake(repo_copy, "--config", "profile=ci")
-    assert jobs_run(out) == ["eval", "report"] and "lis tasks" not in out and "lis image" not in out
-    log = (repo_copy / "logs/eval/tiny/math/sandbox.log").read_text()
-    last = log[log.rindex("already done") - 200:]
+    assert jobs_run(out) == AFTER_EVAL and "lis tasks" not in out and "lis image" not in out, out
+    log = (repo_copy / "logs/eval/ext/math/sandbox.log").read_text()
+    last = log[max(0, log.rindex("already done") - 200):]
     assert re.search(r"(\d+) episodes, \1 already done", last) and "scoring" in last, last
 
     set_param(repo_copy, "image", "name", "lis-sandbox-renamed")  # same content: re-tagged, not rebuilt
     try:
         out = snakemake(repo_copy, "--config", "profile=ci")
-        # the image stage and what depends on it (sandbox evals, report); not tasks, not vanilla evals
-        assert jobs_run(out) == ["eval", "image", "report"], out
-        assert "--mode vanilla" not in out and "lis tasks" not in out
+        # the image stage and what depends on it (sandbox evals, sandbox benchmarks, analyses, report);
+        # not tasks, not vanilla evals
+        assert "lis image" in out and "--mode sandbox " in out, out
+        assert "--mode vanilla" not in out and "lis tasks" not in out and "lis model" not in out
         manifest = json.loads((repo_copy / "data/image/manifest.json").read_text())
         assert manifest["image"]["tag"].startswith("lis-sandbox-renamed:")
         assert manifest["image"]["action"] == "retagged"
@@ -94,15 +108,17 @@ def test_snakemake_runs_then_reruns_nothing(repo_copy, image_tag):
         run(["docker", "rmi", image_tag.replace("lis-sandbox:", "lis-sandbox-renamed:")], check=False)
 
 
-def test_profile_overlay_change_reruns_only_its_stage(repo_copy, image_tag):
+def test_profile_overlay_change_reruns_only_its_stage(pipeline_repo, image_tag):
+    repo_copy = pipeline_repo
     snakemake(repo_copy, "--config", "profile=ci")
     set_param(repo_copy, "report", "title", "CI only", file="workflow/params/ci.yaml")
     assert jobs_run(snakemake(repo_copy, "--config", "profile=ci")) == ["report"]
     assert "profile `ci`" in (repo_copy / "paper_figures/index.md").read_text()
-    # an eval param: the eval jobs re-run, resume from their journals (no episode repeated), report follows
+    # an eval param: the eval jobs re-run, resume from their journals (no episode repeated), what
+    # reads their outputs follows
     set_param(repo_copy, "eval", "workers", 1, file="workflow/params/ci.yaml")
     out = snakemake(repo_copy, "--config", "profile=ci")
-    assert jobs_run(out) == ["eval", "report"]
+    assert jobs_run(out) == AFTER_EVAL, out
 
 
 def test_dvc_repro_runs_then_reruns_nothing(repo_copy, image_tag):
