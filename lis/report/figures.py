@@ -114,6 +114,8 @@ def figure2(rows: list[dict[str, Any]], titles: dict[str, str], out: Path, input
         _waiting(fg, out)
         return fg
     plt = _plt()
+    order = list(titles)
+    rows = sorted(rows, key=lambda r: (order.index(r["domain"]) if r["domain"] in order else len(order), r["domain"]))
     doms = [r["domain"] for r in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2), gridspec_kw={"width_ratios": [3, 2]})
     w = 0.8 / 3
@@ -122,7 +124,7 @@ def figure2(rows: list[dict[str, Any]], titles: dict[str, str], out: Path, input
         a1.bar([i + (k - 1) * w for i in range(len(rows))], vals, w, label=cap, color=CAP_COLORS[cap])
     a1.set_xticks(range(len(rows)), [titles.get(d, d) for d in doms], rotation=20, ha="right")
     a1.set_ylabel("% of turns")
-    a1.legend(frameon=False, fontsize=8)
+    a1.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     a2.bar(range(len(rows)), [num(r.get("avg_turns")) or 0.0 for r in rows], color="#8172B3")
     a2.set_xticks(range(len(rows)), [titles.get(d, d) for d in doms], rotation=20, ha="right")
     a2.set_ylabel("average turns")

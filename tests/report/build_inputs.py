@@ -57,7 +57,7 @@ def _call(command: str) -> ToolCallRecord:
 
 
 def episode(model: str, domain: str, mode: str, task_id: str, reward: float | None, *, repeat: int = 0,
-            commands: tuple[str, ...] = ("pip install sympy", "python3 -c 'print(1)'"),
+            commands: tuple[str, ...] = ("pip install sympy", "python3 -c 'from scipy.optimize import fsolve; print(1)'"),
             termination: str | None = None) -> Trajectory:
     """One episode: sandbox episodes run ``commands`` (one per turn) then answer; vanilla answers at
     once. Usage is reported per call (prompt grows by the observation)."""

@@ -113,10 +113,11 @@ def test_unconfigured_tables_say_what_they_wait_for(default_run):
 
 def test_analysis_tables_show_the_analysis_numbers(default_run):
     t = default_run / "paper_figures" / "tables"
-    # every sandbox episode: pip install (external) + python3 -c (compute) + answer = 3 turns
+    # every sandbox episode: pip install (external) + scipy.optimize (computation) + answer = 3 turns
     r4 = csv_rows(t / "table8_capability_rl.csv")
     after = next(r for r in r4 if r["side"] == "after" and r["model"] == "grpo-files")
     assert float(after["avg_turns"]) == 3.0 and float(after["external"]) == pytest.approx(1 / 3, abs=1e-3)
+    assert float(after["compute"]) == pytest.approx(1 / 3, abs=1e-3) and float(after["file"]) == 0.0
     # tokens: vanilla 100 prompt + 10 completion = 110; sandbox prompt 100, model 20+20+10, env 2 x 30 -> 210
     r10 = next(r for r in csv_rows(t / "table10_tokens.csv") if r["model"] == "base" and r["domain"] == "math")
     assert float(r10["vanilla_total"]) == 110.0 and float(r10["sandbox_total"]) == 210.0
