@@ -40,7 +40,7 @@ def _plt():
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                         "pdf.fonttype": 42, "svg.hashsalt": "lis"})
+                         "svg.hashsalt": "lis"})
     return plt
 
 

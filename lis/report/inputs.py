@@ -153,7 +153,7 @@ class Reader:
 
         text = self.text(rel)
         try:
-            return yaml.safe_load(text)
+            return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError as e:
             raise LisError(f"{rel} is not valid YAML ({' '.join(str(e).split())[:120]})", "fix the file") from None
 

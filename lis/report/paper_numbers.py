@@ -219,7 +219,7 @@ def validate(data: Any, where: str = "paper_numbers.yaml") -> None:
 @functools.lru_cache(maxsize=4)
 def _load(path: Path, mtime_ns: int) -> PaperNumbers:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise LisError(f"{path.name}: not valid YAML ({' '.join(str(e).split())[:200]})", "fix the file") from None
     return PaperNumbers(data, path)
