@@ -1,4 +1,5 @@
-"""What this machine offers, checked for real (no assumptions): engine, image, GPU, vLLM, hub, disk."""
+"""What this machine offers, checked for real (no assumptions): engine, image, GPU, vLLM (vs the pin), hub and
+the hub models at their revisions, the served models entries in use, disk."""
 from __future__ import annotations
 
 import importlib.util
@@ -63,13 +64,53 @@ def check_gpu() -> Check:
                 return Check("gpu", True, f"{len(lines)} GPU(s): {lines[0][:60]}")
         except (OSError, subprocess.SubprocessError):
             pass
-    return Check("gpu", False, "no NVIDIA GPU visible", "the full profile needs a CUDA GPU box; use profile smoke on CPU")
+    cuda = _torch_cuda()
+    if cuda:
+        return Check("gpu", True, f"torch sees {cuda} (no nvidia-smi on PATH)")
+    how = "nvidia-smi not on PATH" if not shutil.which("nvidia-smi") else "nvidia-smi lists no GPU"
+    return Check("gpu", False, "no NVIDIA GPU visible",
+                 f"the full profile needs a CUDA GPU box with the NVIDIA driver ({how}; torch sees no CUDA); "
+                 "use profile smoke on CPU")
+
+
+def _torch_cuda() -> str | None:
+    """``"N CUDA device(s): name"`` when torch sees CUDA, else None (torch absent, CPU build, no driver)."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    try:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.device_count():
+            return f"{torch.cuda.device_count()} CUDA device(s): {torch.cuda.get_device_name(0)[:50]}"
+    except Exception:  # noqa: BLE001 - a broken driver is "no GPU" here
+        return None
+    return None
+
+
+def vllm_pin() -> str | None:
+    """The vLLM version the ``gpu`` extra pins (pyproject.toml, as installed), or None."""
+    try:
+        reqs = metadata.requires("lis") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for r in reqs:
+        name, _, rest = r.partition("==")
+        if name.strip() == "vllm" and rest:
+            return rest.split(";")[0].strip()
+    return None
 
 
 def check_vllm() -> Check:
+    pin = vllm_pin()
+    want = f"vllm {pin}" if pin else "vllm"
     if importlib.util.find_spec("vllm") is None:
-        return Check("vllm", False, "not installed", "on a CUDA host: pip install -e '.[gpu]' (vllm 0.31.0)")
-    return Check("vllm", True, f"vllm {metadata.version('vllm')}")
+        return Check("vllm", False, f"not installed (the gpu extra pins {want})",
+                     f"on a CUDA host: pip install -e '.[gpu]' ({want})")
+    have = metadata.version("vllm")
+    if pin and have != pin:
+        return Check("vllm", False, f"vllm {have} is installed, the gpu extra pins {pin}",
+                     f"pip install -e '.[gpu]' (vllm=={pin}); TRL and our token engine are tested against it")
+    return Check("vllm", True, f"vllm {have}" + (" (the pinned version)" if pin else ""))
 
 
 def check_hf_hub(timeout: float = 5) -> Check:
@@ -100,9 +141,84 @@ def check_disk(root: Path, min_gb: float) -> Check:
                  "" if ok else "free some disk space or lower doctor.min_free_disk_gb")
 
 
+def check_hub_models(params, hub: Check) -> Check:
+    """The hub models the profile loads (base.hub and the vLLM-served entries in use) exist on the hub
+    at their revisions; unpinned ones (revision null: current main) are named."""
+    import json
+    import urllib.parse
+    import urllib.request
+
+    wanted: dict[str, str | None] = {}
+    base = params.data.get("base") or {}
+    if base.get("source") == "hub" and (base.get("hub") or {}).get("model"):
+        wanted[base["hub"]["model"]] = base["hub"].get("revision")
+    for name in served_in_use(params):
+        spec = params.data["models"][name]
+        serve = spec.get("serve") or {}
+        if "command" not in serve and (serve.get("model") or spec.get("model")):
+            wanted.setdefault(str(serve.get("model") or spec["model"]), None)
+    if not wanted:
+        return Check("hub_models", True, "no hub model in this profile")
+    names = ", ".join(f"{m}@{r or 'main'}" for m, r in wanted.items())
+    if not hub.ok:
+        return Check("hub_models", False, f"cannot resolve {names}: the hub is not reachable",
+                     "fix hf_hub first (network, HF_ENDPOINT, HF_HUB_OFFLINE)")
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    resolved, bad = [], []
+    for model, rev in wanted.items():
+        url = f"{endpoint}/api/models/{model}/revision/{urllib.parse.quote(rev or 'main', safe='')}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                sha = json.loads(r.read()).get("sha", "?")
+            resolved.append(f"{model}@{(rev or 'main')[:12]} ({sha[:10]}{'' if rev else ', unpinned'})")
+        except Exception as e:  # noqa: BLE001 - 401/404/timeout: say which
+            bad.append(f"{model}@{rev or 'main'} ({' '.join(str(getattr(e, 'reason', e)).split())[:40]})")
+    if bad:
+        return Check("hub_models", False, f"not found on the hub: {'; '.join(bad)}",
+                     "fix the model id or revision in params (base.hub, models.<name>), or log in (huggingface-cli login)")
+    return Check("hub_models", True, "; ".join(resolved))
+
+
+def served_in_use(params) -> list[str]:
+    """The served (openai, with serve:) models entries this profile uses: evaluated, judge, throughput."""
+    models = params.data.get("models") or {}
+    judge = ((params.data.get("scoring") or {}).get("judge") or {}).get("model")
+    names = [*(params.data.get("jobs") or {}).get("models", []), judge, (params.data.get("throughput") or {}).get("model")]
+    return [n for n in dict.fromkeys(names) if n in models and models[n].get("serve") is not None]
+
+
+def check_served(params) -> Check:
+    """Each served entry in use answers its health URL, or will be started (serve.auto) by a program
+    that is installed here."""
+    from lis.models.serve_plan import plan
+    from lis.util.server_process import healthy
+
+    names = served_in_use(params)
+    if not names:
+        return Check("served", True, "no served model in use (jobs.models, scoring.judge, throughput.model)")
+    up, problems, hints = [], [], []
+    for name in names:
+        p = plan(name, params.data["models"][name])
+        if healthy(p.health_url):
+            up.append(f"{name} answers")
+        elif not p.auto:
+            problems.append(f"{name} does not answer {p.health_url} (serve.auto: false)")
+            hints.append(f"start it ({' '.join(p.command)}) or set models.{name}.serve.auto: true")
+        elif shutil.which(p.command[0]) is None:
+            problems.append(f"{name}: {p.command[0]} is not installed (serve.auto would start it)")
+            hints.append("pip install -e '.[gpu]'" if p.command[0] == "vllm" else f"install {p.command[0]}")
+        else:
+            up.append(f"{name} will be started ({p.command[0]})")
+    if problems:
+        return Check("served", False, "; ".join(problems), "; ".join(dict.fromkeys(hints)))
+    return Check("served", True, "; ".join(up))
+
+
 def run_checks(params) -> tuple[list[Check], list[str]]:
     """All checks, and the names the profile needs (disk is always needed)."""
     sec = params.section("doctor")
+    hub = check_hf_hub()
     checks = [check_docker(), check_image(params.section("image"), params.root), check_gpu(), check_vllm(),
-              check_hf_hub(), check_bubblewrap(), check_disk(params.root, sec["min_free_disk_gb"])]
+              hub, check_hub_models(params, hub), check_served(params), check_bubblewrap(),
+              check_disk(params.root, sec["min_free_disk_gb"])]
     return checks, list(sec["needs"]) + ["disk"]

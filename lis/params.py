@@ -191,6 +191,7 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
     merged = deep_merge(base, {k: v for k, v in overlay.items() if v})
     merged["profile"] = name
     validate(merged, schema, rel)
+    _check_models(merged, rel)
     _check_jobs(merged, pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
 
@@ -199,6 +200,29 @@ def trained_models(jobs: dict) -> list[str]:
     """The models this pipeline trains (each in data/models/<name>): base, sft, rft, llm-rl and one
     grpo-<variant> per jobs.grpo_data."""
     return ["base", "sft", "rft", "llm-rl", *(f"grpo-{v}" for v in jobs.get("grpo_data", []))]
+
+
+SERVE_VLLM_KEYS = ("model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
+                   "enable_prefix_caching", "host", "port", "extra_args")
+
+
+def _check_models(data: dict, source: str) -> None:
+    """What the schema cannot say about a ``serve:`` block: only openai entries (servers) have one,
+    with a base_url, and a generic ``command`` replaces the vLLM fields rather than joining them."""
+    for name, spec in (data.get("models") or {}).items():
+        serve = spec.get("serve")
+        if serve is None:
+            continue
+        if spec.get("backend") != "openai":
+            raise ParamsError(f"{source}: models.{name}.serve: only an openai entry is served "
+                              f"(this one is {spec.get('backend')})", f"remove serve: from models.{name}")
+        if not spec.get("base_url"):
+            raise ParamsError(f"{source}: models.{name}.serve needs models.{name}.base_url (where the server answers)",
+                              f"set models.{name}.base_url, e.g. http://127.0.0.1:8000/v1")
+        both = [k for k in SERVE_VLLM_KEYS if k in serve]
+        if "command" in serve and both:
+            raise ParamsError(f"{source}: models.{name}.serve: command replaces the vLLM fields; it cannot go "
+                              f"with {', '.join(both)}", "put those options into the command, or drop command")
 
 
 def _check_jobs(data: dict, source: str) -> None:

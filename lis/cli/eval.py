@@ -36,6 +36,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     from lis.eval.jobs import EvalJob
     from lis.eval.runner import run_job
     from lis.manifest import read_json
+    from lis.models.serve_plan import serving
     from lis.sandbox import registry
     from lis.util.log import setup_logging
 
@@ -44,8 +45,10 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     p = load_params(profile, params_file)
     job = EvalJob(model, domain, mode)
     manifest = read_json(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
-    m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),
-                journal_path=job.journal(), image_manifest=manifest, limit=limit, workers=workers, wait=wait)
+    judge = p.section("scoring").get("judge") or {}
+    with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
+        m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),
+                    journal_path=job.journal(), image_manifest=manifest, limit=limit, workers=workers, wait=wait)
     acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
     log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],
              m["scored"], m["n"], m["errors"])

@@ -69,6 +69,7 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
     from lis.bench.throughput import ThroughputSettings, agent_config, model_endpoint, model_spec, run_throughput
     from lis.errors import LisError
     from lis.manifest import write_json
+    from lis.models.serve_plan import serving
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
     from lis.util.log import console, setup_logging
@@ -99,7 +100,8 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
     def cfg_for(domain: str, mode: str):
         return agent_config(p, s.model, domain, sandbox_cfg if mode != "vanilla" else None)
 
-    with model_endpoint(s.model, spec, s.serve) as (chat_model, info):
+    with serving(p.section("models"), [s.model], p.root), \
+            model_endpoint(s.model, spec, s.serve) as (chat_model, info):  # serve.auto: the server starts here
         with console.status("measuring throughput") as status:
             res = run_throughput(chat_model, task_list, s, cfg_for, sandbox_cfg,
                                  progress=lambda msg: status.update(f"throughput: {msg}"))

@@ -21,7 +21,7 @@ from lis.models.base import ChatModel, ModelError, Sampling
 BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
 BACKEND_KEYS = {
-    "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s"},
+    "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "serve"},
     "local": {"model", "path", "device", "dtype", "seed", "max_context", "max_batch", "max_batch_tokens"},
     "scripted": {"replies"},
 }

@@ -1,0 +1,161 @@
+"""How a served models entry is started: its ``serve:`` block → a command line and a health URL.
+
+    models:
+      qwen3-4b-instruct-2507:
+        backend: openai
+        model: Qwen/Qwen3-4B-Instruct-2507
+        base_url: http://localhost:8000/v1
+        serve: {auto: true, tensor_parallel_size: 1, max_model_len: 65536}    # vllm serve ... (built here)
+      my-server:
+        backend: openai
+        base_url: http://127.0.0.1:9000/v1
+        serve: {auto: true, command: [python, -m, my.server, --port, "9000"]}  # any program
+
+``serve.auto: false`` (the shipped entries) documents the command and starts nothing: the stages then
+expect the server to be up, as before. With ``auto: true`` the eval, throughput (and any stage
+using :func:`serving`) start it when its health URL does not answer, reuse it for every job of the
+model in the process, and stop it on every exit path (:mod:`lis.util.server_process`).
+
+The vLLM command: ``vllm serve <serve.model or model> --host H --port P`` (from ``base_url``),
+``--served-model-name <model>``, ``--enable-auto-tool-choice --tool-call-parser <parser>`` with the
+parser of the model's family as the authors instruct (hermes: Qwen3 Instruct; qwen3_coder:
+Qwen3-Coder; deepseek_v3 / deepseek_v31 / deepseek_v32: DeepSeek), ``--reasoning-parser``,
+``--tensor-parallel-size``, ``--max-model-len``, ``--enable-prefix-caching`` and ``extra_args``.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+from urllib.parse import urlsplit
+
+from lis.models.base import ModelError
+
+VLLM_KEYS = {"model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
+             "enable_prefix_caching", "host", "port", "extra_args"}
+COMMON_KEYS = {"auto", "command", "health_url", "startup_timeout_s", "env"}
+STATE_DIR = Path("logs/serve")
+# (pattern on the lower-cased model id, vLLM tool-call parser): first match wins
+PARSERS = ((r"qwen3-coder", "qwen3_coder"), (r"qwen3", "hermes"), (r"qwen2\.5", "hermes"),
+           (r"deepseek-v3\.2", "deepseek_v32"), (r"deepseek-v3\.1", "deepseek_v31"), (r"deepseek-(v3|r1)", "deepseek_v3"))
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    name: str
+    auto: bool
+    command: list[str]
+    health_url: str
+    startup_timeout_s: float
+    env: dict[str, str]
+
+
+def family_parser(model: str) -> str | None:
+    """vLLM's tool-call parser for a model id, by family; None when the family is not known."""
+    low = model.lower()
+    for pattern, parser in PARSERS:
+        if re.search(pattern, low):
+            return parser
+    return None
+
+
+def _root_url(base_url: str) -> str:
+    """``http://h:p/v1`` → ``http://h:p``."""
+    u = urlsplit(base_url)
+    return f"{u.scheme}://{u.netloc}"
+
+
+def plan(name: str, spec: dict[str, Any]) -> ServePlan | None:
+    """The serve plan of a models entry, or None when it has no ``serve:``. Raises ModelError."""
+    serve = spec.get("serve")
+    if serve is None:
+        return None
+    if spec.get("backend") != "openai":
+        raise ModelError(f"models.{name}.serve: only an openai entry is served (this one is {spec.get('backend')})",
+                         f"remove serve: from models.{name}")
+    if not isinstance(serve, dict):
+        raise ModelError(f"models.{name}.serve: expected a mapping, got {serve!r}", "see params.yaml's served entries")
+    unknown = sorted(set(serve) - VLLM_KEYS - COMMON_KEYS)
+    if unknown:
+        raise ModelError(f"models.{name}.serve: unknown key(s) {', '.join(unknown)}",
+                         f"use {', '.join(sorted(VLLM_KEYS | COMMON_KEYS))}")
+    base_url = spec.get("base_url")
+    if not base_url:
+        raise ModelError(f"models.{name}: a served entry needs base_url (where its server answers)",
+                         f"set models.{name}.base_url, e.g. http://127.0.0.1:8000/v1")
+    command = serve.get("command")
+    if command is not None:
+        both = sorted(set(serve) & VLLM_KEYS)
+        if both:
+            raise ModelError(f"models.{name}.serve: command replaces the vLLM fields; it cannot go with "
+                             f"{', '.join(both)}", "put those options into the command, or drop command")
+        if not command or not all(isinstance(a, (str, int, float)) for a in command):
+            raise ModelError(f"models.{name}.serve.command: expected a non-empty list of arguments, got {command!r}",
+                             "write it as a YAML list: [program, arg, ...]")
+        cmd = [str(a) for a in command]
+        health = serve.get("health_url") or base_url.rstrip("/") + "/models"
+    else:
+        cmd = vllm_command(name, spec)
+        health = serve.get("health_url") or _root_url(base_url) + "/health"
+    return ServePlan(name=name, auto=bool(serve.get("auto", False)), command=cmd, health_url=health,
+                     startup_timeout_s=float(serve.get("startup_timeout_s", 1800)),
+                     env={str(k): str(v) for k, v in (serve.get("env") or {}).items()})
+
+
+def vllm_command(name: str, spec: dict[str, Any]) -> list[str]:
+    """``vllm serve ...`` for a models entry (see the module doc). Raises ModelError."""
+    serve = spec["serve"]
+    served = spec.get("model")
+    weights = serve.get("model") or served
+    if not weights:
+        raise ModelError(f"models.{name}: a vLLM-served entry needs model (or serve.model)",
+                         f"set models.{name}.model to the hub id or folder vLLM loads")
+    u = urlsplit(spec["base_url"])
+    host = serve.get("host") or u.hostname or "127.0.0.1"
+    port = serve.get("port") or u.port or (443 if u.scheme == "https" else 80)
+    cmd = ["vllm", "serve", str(weights), "--host", str(host), "--port", str(port)]
+    if served and served != weights:
+        cmd += ["--served-model-name", str(served)]
+    parser = serve["tool_call_parser"] if "tool_call_parser" in serve else family_parser(str(served or weights))
+    if parser:
+        cmd += ["--enable-auto-tool-choice", "--tool-call-parser", str(parser)]
+    if serve.get("reasoning_parser"):
+        cmd += ["--reasoning-parser", str(serve["reasoning_parser"])]
+    if serve.get("tensor_parallel_size"):
+        cmd += ["--tensor-parallel-size", str(int(serve["tensor_parallel_size"]))]
+    if serve.get("max_model_len"):
+        cmd += ["--max-model-len", str(int(serve["max_model_len"]))]
+    if serve.get("enable_prefix_caching") is True:
+        cmd += ["--enable-prefix-caching"]
+    elif serve.get("enable_prefix_caching") is False:
+        cmd += ["--no-enable-prefix-caching"]
+    return cmd + [str(a) for a in serve.get("extra_args") or []]
+
+
+@contextlib.contextmanager
+def serving(models: dict[str, dict[str, Any]], names: Iterable[str | None], root: Path | None = None) -> Iterator[list]:
+    """Bring up the servers of the named entries that say ``serve.auto: true`` (each at most once
+    per process), yield them, and release them (stopping those this process is the last user of)
+    when the block ends however it ends. Entries without serve.auto are left alone."""
+    from lis.util import server_process
+
+    root = Path(root or ".")
+    plans = []
+    for name in dict.fromkeys(n for n in names if n):
+        if name in models:
+            p = plan(name, models[name])
+            if p is not None and p.auto:
+                plans.append(p)
+    servers, ours = [], []
+    try:
+        for p in plans:
+            if not server_process.in_use(p.name):
+                ours.append(p.name)  # an enclosing block that ensured it releases it
+            servers.append(server_process.ensure(p.name, p.command, p.health_url, state_dir=root / STATE_DIR,
+                                                 startup_timeout_s=p.startup_timeout_s, env=p.env or None, cwd=root))
+        yield servers
+    finally:
+        for name in ours:
+            server_process.release(name)

@@ -1,0 +1,294 @@
+"""Start a server program (a command line and a health URL) when it is not already up, share it, stop it.
+
+    from lis.util import server_process
+    srv = server_process.ensure("qwen3-4b", ["vllm", "serve", ...], "http://127.0.0.1:8000/health",
+                                state_dir=Path("logs/serve"), startup_timeout_s=1800)
+    ...                             # every later ensure() of the same name in this process returns srv
+    server_process.release_all()    # also at exit, on SIGINT/SIGTERM, after an exception
+
+Health first: a server that already answers is reused and never stopped by us (the user's own
+server, or one another lis process started). Otherwise the command starts in its own session
+(process group), its stdout/stderr go to ``<state_dir>/<name>.log``, and we wait for the health
+URL; a server that exits, or does not answer within ``startup_timeout_s``, is one LisError naming
+the command and its log.
+
+Across processes (Snakemake jobs at once): ``<state_dir>/<name>.lock`` serialises the check-and-start
+and the stop; every process that uses the server holds a shared lock on ``<name>.users`` while it
+does; ``<name>.pid`` records a server that lis started. The last user out (the one that can take
+``<name>.users`` exclusively) stops a server that lis started, whoever started it; a server without
+a ``.pid`` file (the user's) is never stopped. The kernel releases the locks of a process that
+dies, so a process killed with SIGKILL does not keep a server alive for others; the server itself
+then runs until the next lis process that uses it ends.
+
+Exit paths: :func:`release_all` runs at exit (atexit), and a SIGINT/SIGTERM handler chained in front
+of the process's own (``lis.sandbox.registry``'s) releases before a second signal's hard exit.
+"""
+from __future__ import annotations
+
+import atexit
+import fcntl
+import json
+import logging
+import os
+import shlex
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from lis.errors import LisError
+
+log = logging.getLogger(__name__)
+
+_servers: dict[str, "Server"] = {}
+_lock = threading.Lock()
+_chained = False
+
+
+def healthy(url: str, timeout: float = 2.0) -> bool:
+    """True when ``url`` answers HTTP 2xx."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return 200 <= r.status < 300
+    except Exception:  # noqa: BLE001 - refused, reset, timeout, 4xx/5xx: not healthy
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies waiting for their parent do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def stop_group(pgid: int, proc: subprocess.Popen | None = None, grace_s: float = 20.0) -> None:
+    """SIGTERM the process group, SIGKILL what is left after ``grace_s``; reap ``proc`` if ours."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if proc is not None:
+            proc.poll()
+        if not group_alive(pgid):
+            break
+        time.sleep(0.1)
+    else:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        end = time.monotonic() + 5
+        while group_alive(pgid) and time.monotonic() < end:
+            if proc is not None:
+                proc.poll()
+            time.sleep(0.05)
+    if proc is not None:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+@dataclass
+class Server:
+    """One server this process uses; ``started`` is True when this process started it."""
+
+    name: str
+    command: list[str]
+    health_url: str
+    log_path: Path
+    state_dir: Path
+    started: bool = False
+    proc: subprocess.Popen | None = None
+    _users_fd: int | None = field(default=None, repr=False)
+
+    def _file(self, suffix: str) -> Path:
+        return self.state_dir / f"{self.name}{suffix}"
+
+    def release(self) -> None:
+        """Stop using the server; stop it when this process is its last user and lis started it."""
+        if self._users_fd is None:
+            return
+        with _flock(self._file(".lock"), fcntl.LOCK_EX):
+            fcntl.flock(self._users_fd, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(self._users_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                last = True
+            except OSError:
+                last = False
+            if last:
+                rec = _read_pid(self._file(".pid"))
+                if rec is not None:
+                    who = "ours" if self.started else f"started by process {rec.get('owner')}"
+                    log.info("stopping model server %s (process group %s, %s)", self.name, rec["pgid"], who)
+                    stop_group(int(rec["pgid"]), self.proc)
+                    self._file(".pid").unlink(missing_ok=True)
+            os.close(self._users_fd)
+            self._users_fd = None
+
+
+class _flock:
+    def __init__(self, path: Path, how: int):
+        self.path, self.how = path, how
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, self.how)
+        return self.fd
+
+    def __exit__(self, *exc):
+        os.close(self.fd)  # closing drops the lock
+
+
+def _read_pid(path: Path) -> dict | None:
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or not isinstance(rec.get("pgid"), int) or not group_alive(rec["pgid"]):
+        path.unlink(missing_ok=True)  # a server that is gone (killed, crashed)
+        return None
+    return rec
+
+
+def ensure(name: str, command: Sequence[str], health_url: str, *, state_dir: Path, startup_timeout_s: float = 600,
+           env: dict[str, str] | None = None, cwd: Path | None = None) -> Server:
+    """The server ``name``, up and healthy: reused when it answers (in this process: the same one),
+    else started from ``command``. Raises LisError when it cannot start or stays unhealthy."""
+    with _lock:
+        if name in _servers:
+            return _servers[name]
+        _chain_signal_handlers()
+        state_dir = Path(state_dir)
+        srv = Server(name, list(command), health_url, state_dir / f"{name}.log", state_dir)
+        with _flock(srv._file(".lock"), fcntl.LOCK_EX):
+            users = os.open(srv._file(".users"), os.O_RDWR | os.O_CREAT, 0o644)
+            if healthy(health_url):
+                log.info("model server %s answers at %s: reusing it", name, health_url)
+            else:
+                try:
+                    _start(srv, startup_timeout_s, env, cwd)
+                except BaseException:
+                    os.close(users)
+                    raise
+            fcntl.flock(users, fcntl.LOCK_SH)
+            srv._users_fd = users
+        _servers[name] = srv
+        return srv
+
+
+def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | None) -> None:
+    from lis.util import cancel
+
+    if not srv.command:
+        raise LisError(f"model server {srv.name}: nothing answers {srv.health_url} and there is no command to start",
+                       "start the server yourself or give the models entry a serve: block")
+    cmdline = shlex.join(srv.command)
+    srv.log_path.parent.mkdir(parents=True, exist_ok=True)
+    log.info("starting model server %s: %s (log %s)", srv.name, cmdline, srv.log_path)
+    with open(srv.log_path, "ab") as out:
+        out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} lis starts: {cmdline}\n".encode())
+        out.flush()
+        try:
+            proc = subprocess.Popen(srv.command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env=None if env is None else {**os.environ, **env},
+                                    cwd=cwd)
+        except OSError as e:
+            raise LisError(f"model server {srv.name}: cannot run `{cmdline}` ({e.strerror or e})",
+                           "install the server program (vLLM: pip install -e '.[gpu]') or fix serve.command") from None
+    srv.proc, srv.started = proc, True
+    srv._file(".pid").write_text(json.dumps({"pid": proc.pid, "pgid": proc.pid, "owner": os.getpid(),
+                                             "command": srv.command, "health_url": srv.health_url}) + "\n")
+    deadline = time.monotonic() + timeout
+    try:
+        while not healthy(srv.health_url):
+            if proc.poll() is not None:
+                raise LisError(f"model server {srv.name} exited with code {proc.returncode} before answering "
+                               f"{srv.health_url} (command: {cmdline}); its log: {srv.log_path}",
+                               "read the log; fix serve: in the models entry")
+            if time.monotonic() > deadline:
+                raise LisError(f"model server {srv.name} did not answer {srv.health_url} within {timeout:g} s "
+                               f"(command: {cmdline}); its log: {srv.log_path}",
+                               "read the log; raise serve.startup_timeout_s if it is only slow")
+            cancel.sleep(0.25)
+    except BaseException:
+        stop_group(proc.pid, proc)
+        srv._file(".pid").unlink(missing_ok=True)
+        raise
+    log.info("model server %s is up (%s)", srv.name, srv.health_url)
+
+
+def in_use(name: str) -> bool:
+    """Whether this process already uses the server ``name``."""
+    with _lock:
+        return name in _servers
+
+
+def release(name: str) -> None:
+    """Release the server ``name`` (stopping it when this process is its last user and lis started it)."""
+    with _lock:
+        srv = _servers.pop(name, None)
+    if srv is not None:
+        srv.release()
+
+
+def release_all() -> None:
+    """Release every server this process uses (stopping those it is the last user of)."""
+    with _lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for srv in servers:
+        try:
+            srv.release()
+        except Exception as e:  # noqa: BLE001 - the others must go too
+            log.warning("stopping model server %s failed: %s", srv.name, e)
+
+
+def _chain_signal_handlers() -> None:
+    """Release the servers on SIGINT/SIGTERM, then run the handler that was there (main thread only).
+    The first signal lets the process unwind (its exit paths release); a second one may end the
+    process at once (``os._exit``), so it releases first."""
+    global _chained
+    if _chained or threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        prev = signal.getsignal(sig)
+
+        def handler(signum, frame, prev=prev):
+            from lis.util import cancel
+
+            if cancel.requested() or not callable(prev):  # a second signal, or nothing to unwind us
+                release_all()
+            if callable(prev):
+                prev(signum, frame)
+            elif prev == signal.SIG_DFL:
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
+        signal.signal(sig, handler)
+    _chained = True
+
+
+atexit.register(release_all)

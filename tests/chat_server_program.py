@@ -1,0 +1,53 @@
+"""A model server program for launcher tests: our ChatServer around a replaying scripted model, on a
+given port, run as its own process (``python tests/chat_server_program.py --port P``).
+
+``--reply``: the assistant's text for every request; ``--delay-s``: each reply takes this long (a
+model call in flight); ``--child``: also start a child process in the same process group (a vLLM
+worker stand-in), to show that stopping the server stops the group; ``--pids FILE``: write the
+server's and the child's pids there once serving.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lis.models.base import ChatResult  # noqa: E402
+from lis.models.scripted import ScriptedModel  # noqa: E402
+from lis.models.server import ChatServer  # noqa: E402
+
+
+class SlowRepeat(ScriptedModel):
+    def __init__(self, reply: str, delay_s: float):
+        super().__init__([reply] * 100_000, name="served-test")
+        self.delay_s = delay_s
+
+    def chat(self, messages, tools=None, sampling=None) -> ChatResult:
+        threading.Event().wait(self.delay_s)
+        return super().chat(messages, tools, sampling)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--reply", default="The answer is \\boxed{42}.")
+    ap.add_argument("--delay-s", type=float, default=0.0)
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--pids", type=Path)
+    a = ap.parse_args()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]) if a.child else None
+    srv = ChatServer(SlowRepeat(a.reply, a.delay_s), port=a.port).start()
+    if a.pids:
+        a.pids.write_text(json.dumps({"server": os.getpid(), "child": child.pid if child else None}))
+    print(f"serving on {srv.base_url}", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
