@@ -19,10 +19,11 @@ from lis.report import figures as F
 from lis.report import tables_analysis as TA
 from lis.report import tables_eval as TE
 from lis.report import tables_static as TS
-from lis.report.context import DOMAIN_TITLES, Context
+from lis.report.context import DOMAIN_TITLES, VIEWER_DIR, Context
 from lis.report.index import write_index
 from lis.report.inputs import ANALYSIS, IMAGE_MANIFEST
 from lis.report.tables import Table, write_table
+from lis.report.viewer import MARKER
 from lis.util.hashing import hash_obj
 
 log = logging.getLogger("lis.report")
@@ -66,6 +67,21 @@ def _figure1_grid(ctx: Context) -> tuple[list[dict[str, Any]], list[str], list[s
     return grid, models, domains, files
 
 
+def _viewer(ctx: Context, out: Path) -> str:
+    """Every job's episodes as static pages (lis view) under out/trajectories, with each turn's
+    capabilities from the behaviour stage; the tables' accuracy cells link to the job pages."""
+    from lis.report.viewer import Loaded, read_capabilities, render_site
+
+    records, sources = [], []
+    for j in ctx.inputs.jobs:
+        records += ctx.records(j.model, j.domain, j.mode)
+        sources.append(Path(j.trajectories))
+    caps = read_capabilities(ctx.reader.path(ANALYSIS["turns"]))
+    index = render_site(Loaded(records, sources), out / VIEWER_DIR, capabilities=caps,
+                        title=f"{ctx.data['report']['title']}: trajectories")
+    return index.relative_to(out).as_posix()
+
+
 def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clean: bool = True) -> list[Path]:
     t0 = time.monotonic()
     ctx = Context.build(root, data, profile)
@@ -85,6 +101,8 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     if clean and out.exists():
         for sub in ("tables", "figures"):
             shutil.rmtree(out / sub, ignore_errors=True)
+        if not ctx.inputs.viewer and (out / VIEWER_DIR / MARKER).is_file():   # a viewer of an earlier run
+            shutil.rmtree(out / VIEWER_DIR)
     written: list[Path] = []
     for t in tables:
         written += write_table(t, out / "tables")
@@ -106,6 +124,10 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     for f in figs:
         written += f.files
 
+    viewer = None
+    if ctx.inputs.viewer:
+        viewer = _viewer(ctx, out)
+        written.append(out / viewer)
     timings = _timings(ctx)
     sections = {s: hash_obj(data.get(s)) for s in SECTIONS if s in data}
     git = git_state(root)
@@ -115,5 +137,6 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
                            extra={"learning_check": check, "report_s": round(time.monotonic() - t0, 2),
                                   "min_n": ctx.fmt.min_n, "paper_version": ctx.paper_version,
                                   "paper_identities": {k: {"paper_model": v.paper_model, "training": v.training,
-                                                           "how": v.how} for k, v in ctx.identities.items()}})
+                                                           "how": v.how} for k, v in ctx.identities.items()}},
+                           viewer=viewer)
     return written

@@ -29,6 +29,11 @@ class Cell:
         return self.text
 
 
+def linked(text: str, href: str | None) -> "Cell | str":
+    """``text`` linked to ``href`` (a viewer page) when there is one."""
+    return Cell(text, href) if href else text
+
+
 def num(x: Any) -> float | None:
     if x is None or isinstance(x, bool):
         return None

@@ -12,6 +12,9 @@ from lis.report.inputs import REFERENCE, Job, Reader, ReportInputs
 from lis.report.learning_check import paired
 from lis.report.paper_identity import Identity, identify
 from lis.report.paper_numbers import Reference, load, lookup
+from lis.report.viewer import job_page_rel
+
+VIEWER_DIR = "trajectories"
 
 BENCHMARK_DOMAINS = ("math", "physics", "chem", "biomed", "long_context", "instruct_follow")
 DOMAIN_TITLES = {"math": "Math", "physics": "Physics", "chem": "Chemistry", "biomed": "Biomedicine",
@@ -74,6 +77,13 @@ class Context:
     def job_files(self, model: str, domain: str, mode: str) -> list[str]:
         job = self.inputs.job(model, domain, mode)
         return [] if job is None else [job.metrics]
+
+    def job_href(self, model: str, domain: str, mode: str) -> str | None:
+        """The trajectory viewer's page of a job's episodes (relative to the report folder), when
+        the report renders the viewer (report.trajectories)."""
+        if not self.inputs.viewer or not self.inputs.has_job(model, domain, mode):
+            return None
+        return f"{VIEWER_DIR}/{job_page_rel(model, domain, mode)}"
 
     def paired_delta(self, model: str, domain: str, a: str, b: str) -> dict[str, Any] | None:
         """Mode a − mode b on the same tasks (paired by task and repeat), from the trajectories."""

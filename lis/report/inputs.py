@@ -72,6 +72,7 @@ class ReportInputs:
     models: list[str]
     runs: list[str]                       # training runs: grpo-<variant> per jobs.grpo_data, llm-rl
     model_dirs: list[str]                 # data/models/<name> whose manifests the report reads
+    viewer: bool = True                   # report.trajectories: every job's episodes in the viewer
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -87,7 +88,8 @@ class ReportInputs:
         trained = set(trained_models(jobs))
         chain = ["base", "sft"] if any(m in trained and m != "base" for m in models) else []
         model_dirs = list(dict.fromkeys([*chain, *models]))
-        return cls(job_list, domains, models, runs, model_dirs)
+        viewer = bool((data.get("report") or {}).get("trajectories", True))
+        return cls(job_list, domains, models, runs, model_dirs, viewer)
 
     def job(self, model: str, domain: str, mode: str) -> Job | None:
         j = Job(model, domain, mode)
@@ -108,7 +110,7 @@ class ReportInputs:
         """Every input path (folders for the model directories), in a stable order."""
         out = [IMAGE_MANIFEST, *REFERENCE.values(), *ANALYSIS.values()]
         out += [j.metrics for j in self.jobs]
-        out += [j.trajectories for j in self.learning_jobs()]
+        out += [j.trajectories for j in (self.jobs if self.viewer else self.learning_jobs())]
         for r in self.runs:
             out += list(self.run_files(r))
         out += [f"data/models/{m}" for m in self.model_dirs]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lis.report.cells import DASH, difference, num, paper_value, signed_pct
+from lis.report.cells import DASH, difference, linked, num, paper_value, signed_pct
 from lis.report.context import DOMAIN_TITLES, Context
 from lis.report.inputs import LEARNING_DOMAIN
 from lis.report.learning_check import learning_check, verdict
@@ -23,6 +23,11 @@ def _acc(m: dict[str, Any] | None) -> float | None:
 
 def _n(m: dict[str, Any] | None) -> Any:
     return None if m is None else m.get("scored", m.get("n"))
+
+
+def _acc_cell(ctx: Context, m: dict | None, model: str, domain: str, mode: str, missing: str = DASH) -> Any:
+    """An accuracy cell linked to the job's episodes in the trajectory viewer."""
+    return linked(ctx.fmt.accuracy(m, missing=missing), ctx.job_href(model, domain, mode) if m is not None else None)
 
 
 def _delta(ctx: Context, a: dict | None, b: dict | None) -> str:
@@ -62,8 +67,8 @@ def table2(ctx: Context) -> Table:
             ps = ctx.paper("table2", model=same.paper_model, domain=d, mode="sandbox") if same else None
             if same and (pv or ps) and model not in used:
                 used.append(f"{model} (= {same.name})")
-            rows.append([model, DOMAIN_TITLES.get(d, d), ctx.fmt.accuracy(v), ctx.fmt.accuracy(s), _delta(ctx, v, s),
-                         paper_value(pv), paper_value(ps), difference(_acc(v), pv), difference(_acc(s), ps)])
+            rows.append([model, DOMAIN_TITLES.get(d, d), _acc_cell(ctx, v, model, d, "vanilla"),
+                         _acc_cell(ctx, s, model, d, "sandbox"), _delta(ctx, v, s), paper_value(pv), paper_value(ps), difference(_acc(v), pv), difference(_acc(s), ps)])
             acc_v, acc_s = _acc(v), _acc(s)
             recs.append({"model": model, "domain": d, **_job_record("vanilla", v), **_job_record("sandbox", s),
                          "delta": None if acc_v is None or acc_s is None else round(acc_s - acc_v, 4),
@@ -96,9 +101,10 @@ def table3(ctx: Context) -> Table:
         if same and (pi or pf):
             used.append(f"{model} (= {same.name})")
         inline = jobs["sandbox_inline"]
-        rows.append([model, ctx.fmt.accuracy(jobs["vanilla"]),
-                     ctx.fmt.accuracy(inline, missing="not run (add to jobs.long_context_ablation)"),
-                     ctx.fmt.accuracy(jobs["sandbox"]), _delta(ctx, inline, jobs["sandbox"]),
+        rows.append([model, _acc_cell(ctx, jobs["vanilla"], model, "long_context", "vanilla"),
+                     _acc_cell(ctx, inline, model, "long_context", "sandbox_inline",
+                               missing="not run (add to jobs.long_context_ablation)"),
+                     _acc_cell(ctx, jobs["sandbox"], model, "long_context", "sandbox"), _delta(ctx, inline, jobs["sandbox"]),
                      paper_value(pi), paper_value(pf), difference(_acc(jobs["sandbox"]), pf)])
         recs.append({"model": model, **_job_record("vanilla", jobs["vanilla"]),
                      **_job_record("sandbox_inline", inline), **_job_record("sandbox_files", jobs["sandbox"]),
@@ -135,8 +141,9 @@ def table6(ctx: Context) -> Table:
             ps = ctx.paper("table6", mode="sandbox", **keys) if keys else None
             if ident and (pv or ps) and model not in used:
                 used.append(model)
-            rows.append([model, DOMAIN_TITLES.get(d, d), ctx.fmt.accuracy(v), ctx.fmt.accuracy(s),
-                         paper_value(pv), paper_value(ps), difference(_acc(s), ps)])
+            rows.append([model, DOMAIN_TITLES.get(d, d), _acc_cell(ctx, v, model, d, "vanilla"),
+                         _acc_cell(ctx, s, model, d, "sandbox"), paper_value(pv), paper_value(ps),
+                         difference(_acc(s), ps)])
             recs.append({"model": model, "domain": d, **_job_record("vanilla", v), **_job_record("sandbox", s)})
     t = Table("table6_rl", "Table 6", "RL results: the start model, LLM-RL and LLM-in-Sandbox-RL in vanilla and "
               "sandbox mode (accuracy, %)", cols, rows, recs, inputs=files, sections=SECTIONS + ["grpo"],
@@ -162,7 +169,7 @@ def table7(ctx: Context) -> Table:
                 for mode in ("vanilla", "sandbox"):
                     m = ctx.metrics(model, d, mode)
                     files += ctx.job_files(model, d, mode)
-                    row.append(ctx.fmt.accuracy(m))
+                    row.append(_acc_cell(ctx, m, model, d, mode))
                     rec.update(_job_record(f"{d}_{mode}", m))
             rows.append(row)
             recs.append(rec)

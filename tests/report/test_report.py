@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,9 +37,10 @@ def lis_report(root: Path, *extra: str) -> subprocess.CompletedProcess:
 
 
 def md_rows(path: Path) -> list[list[str]]:
-    """The data rows of a Markdown table file (cells stripped)."""
+    """The data rows of a Markdown table file (cells stripped, links to the viewer removed)."""
     rows = [ln for ln in path.read_text().splitlines() if ln.startswith("| ")]
-    return [[c.strip() for c in r.strip("|").split(" | ")] for r in rows[1:]]
+    return [[re.sub(r"^\[(.*)\]\([^)]*\)$", r"\1", c.strip()) for c in r.strip("|").split(" | ")]
+            for r in rows[1:]]
 
 
 def csv_rows(path: Path) -> list[dict[str, str]]:
@@ -81,6 +83,7 @@ def test_table2_cells_match_hand_computed_values_with_n_interval_errors_and_smal
     rows = {(r[0], r[1]): r for r in md_rows(out / "table2_main.md")}
     # vanilla rewards 1,0,0,1 -> 50.0 on 4 items (= min_n: no mark); sandbox 1,1,0,error -> 66.7 on 3 (marked)
     van, sb, delta = rows[("base", "Math")][2:5]
+    assert "(../trajectories/jobs/base/math/vanilla.html)" in (out / "table2_main.md").read_text()
     assert van.startswith("50.0 [") and van.endswith("· n 4 · 0 err"), van
     assert sb.startswith("66.7 [") and sb.endswith("· n 3 · 1 err †"), sb
     assert delta == "+16.7 †"
@@ -164,6 +167,13 @@ def test_index_html_in_the_browser(default_run):
         sections = page.eval("Array.from(document.querySelectorAll('section h2')).map(h => h.textContent)")
         assert sum(s.startswith("Table ") for s in sections) == 14
         assert "lis-sandbox" in page.eval("document.body.innerText")
+        # accuracy cells link to their job's episodes in the trajectory viewer
+        href = page.eval("document.querySelector('#table2_main td a').getAttribute('href')")
+        assert href == "trajectories/jobs/base/math/vanilla.html"
+        job = b.open(page_path.parent / href)
+        rep = check_page(job)
+        assert rep.ok, rep.problems
+        assert job.eval("document.body.innerText").count("t0") >= 1
 
 
 def test_external_model_only_matrix(tmp_path):
