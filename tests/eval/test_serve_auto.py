@@ -1,7 +1,8 @@
 """`lis eval run` on a models entry whose `serve:` starts its server (serve.auto with a generic command:
 our ChatServer in its own process, tests/chat_server_program.py): the job completes against it, and
 the server's process group is gone after a normal exit, after an error, and after SIGINT or SIGTERM
-to the `lis` process; a server that already answers is reused and left running."""
+to the `lis` process; a server that already answers is reused and left running; `lis throughput`
+starts and stops it the same way."""
 from __future__ import annotations
 
 import json
@@ -110,3 +111,16 @@ def test_a_server_that_already_answers_is_reused_and_left_running(repo):
     finally:
         os.killpg(own.pid, signal.SIGKILL)
         own.wait()
+
+
+def test_lis_throughput_starts_the_server_and_stops_it(repo):
+    repo, models = repo
+    (repo / "served.pids").unlink(missing_ok=True)
+    run(["lis", "throughput", "--model", "served", "--domains", "math", "--tasks", "1", "--repeats", "1",
+         "--warmup", "0", "--modes", "vanilla", "--concurrency", "1", "--out", "data/bench/tp.json", "--profile", "ci"],
+        cwd=repo)
+    res = json.loads((repo / "data/bench/tp.json").read_text())
+    vanilla = res["summary"]["modes"]["vanilla"]
+    assert res["model"]["endpoint"] == models["served"]["base_url"]
+    assert vanilla["completed"] == 1 and vanilla["errors"] == 0 and vanilla["qpm"]["mean"] > 0
+    assert wait_gone(*pids(repo, "served")) and not healthy(health(models, "served"))
