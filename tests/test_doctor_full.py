@@ -18,7 +18,7 @@ def missing_lines(stderr: str) -> dict[str, str]:
     return {ln.split(":", 1)[0].removeprefix("missing "): ln for ln in stderr.splitlines() if ln.startswith("missing ")}
 
 
-def test_doctor_full_lists_what_a_gpu_box_still_lacks(repo_copy, image_tag):
+def test_doctor_full_lists_what_a_gpu_box_still_lacks(repo_copy):
     params = yaml.safe_load((repo_copy / "params.yaml").read_text())
     params["scoring"]["judge"] = {"model": "qwen3-235b-a22b-instruct-2507", "repeats": 4}  # a served model in use
     (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
