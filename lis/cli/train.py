@@ -106,7 +106,10 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
     p = load_params(profile, params_file)
     records = _read_jsonl(data, "trajectories")
     manifest = run_sft_stage(p.section("sft"), base_dir, records, out, section_name="sft")
-    typer.echo(json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "wall_s")}, indent=1))
+    if not manifest.get("written", True):  # a DDP rank other than 0: rank 0 wrote the model and says so
+        return
+    typer.echo(json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "world_size", "ranks", "wall_s")},
+                          indent=1))
 
 
 @app.command("grpo")
@@ -122,7 +125,9 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """GRPO in the sandbox with TRL (params `grpo`; the LLM-RL baseline also reads `llm_rl`): our agent
-    loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints."""
+    loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints.
+    Several processes: `accelerate launch --config_file workflow/accelerate/<config>.yaml $(which lis)
+    train grpo ...` (each rank its share of the episodes, rank 0 writes the outputs)."""
     from lis.errors import LisError
     from lis.sandbox import registry
     from lis.train.grpo.stage import run_grpo_stage
@@ -137,6 +142,8 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
     overrides = p.section("llm_rl") if mode == "vanilla" else None
     metrics = run_grpo_stage(p, init=init, data=path, out=out, logs=logs, mode=mode, image_manifest=image_manifest,
                              overrides=overrides)
+    if not metrics.get("written", True):  # a rank other than 0 under accelerate launch: rank 0 reports
+        return
     typer.echo(json.dumps({k: v for k, v in metrics.items() if k != "settings"}, indent=1))
 
 

@@ -14,14 +14,16 @@ class LengthBatches(torch.utils.data.Dataset):
     """Batches of examples of similar length (little padding), visited in a seeded order that is
     shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None)."""
 
-    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0):
+    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0, rank: int = 0,
+                 world: int = 1):
         batches = length_batches(data, batch_size)
         rng = random.Random(seed)
         order: list[int] = []
-        while len(order) < steps:
+        while len(order) < steps * world:
             order += rng.sample(range(len(batches)), len(batches))
-        # a resumed run starts at the step its checkpoint reached: the same batches, in the same order
-        self.batches, self.order = batches, order[start:steps]
+        # one optimizer step takes ``world`` consecutive batches of the order, one per process (rank r the
+        # r-th); a resumed run starts at the step its checkpoint reached: the same batches, in the same order
+        self.batches, self.order = batches, order[start * world + rank:steps * world:world]
 
     def __len__(self) -> int:
         return len(self.order)
@@ -44,6 +46,7 @@ class SFTModule(pl.LightningModule):
         self.lr, self.total_steps, self.warmup_steps = lr, total_steps, max(1, warmup_steps)
         self.weight_decay, self.grad_clip = weight_decay, grad_clip
         self.losses: list[float] = []
+        self.ranks: list[dict[str, Any]] = []  # per process (DDP): steps and first/last loss, gathered at the end
 
     def training_step(self, batch: list[Example], batch_idx: int) -> torch.Tensor:
         loss = batch_loss(self.model, batch)
@@ -53,6 +56,15 @@ class SFTModule(pl.LightningModule):
         self.log("train/tokens", float(sum(len(ex.ids) for ex in batch)), reduce_fx="sum", batch_size=len(batch))
         return loss
 
+    def on_train_end(self) -> None:
+        """What every process trained (gathered from all of them: evidence that each rank did its share)."""
+        first = self.losses[0] if self.losses else float("nan")
+        last = self.losses[-1] if self.losses else float("nan")
+        mine = torch.tensor([float(self.global_rank), float(len(self.losses)), first, last], dtype=torch.float64)
+        every = self.all_gather(mine).reshape(-1, 4).tolist()
+        self.ranks = [{"rank": int(r), "steps": int(n), "loss_first": round(a, 4), "loss_last": round(b, 4)}
+                      for r, n, a, b in every]
+
     def configure_optimizers(self):
         opt = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         total, warm = self.total_steps, self.warmup_steps
@@ -61,6 +73,20 @@ class SFTModule(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-def loader(data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0) -> torch.utils.data.DataLoader:
-    return torch.utils.data.DataLoader(LengthBatches(data, batch_size, steps, seed, start), batch_size=None,
-                                       shuffle=False, collate_fn=_keep, num_workers=0)
+def loader(data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0, rank: int = 0,
+           world: int = 1) -> torch.utils.data.DataLoader:
+    return torch.utils.data.DataLoader(LengthBatches(data, batch_size, steps, seed, start, rank, world),
+                                       batch_size=None, shuffle=False, collate_fn=_keep, num_workers=0)
+
+
+class SFTData(pl.LightningDataModule):
+    """The training batches of this process: built when the trainer knows its rank and world size
+    (under DDP each process takes its own batches of the one seeded order; no DistributedSampler)."""
+
+    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0):
+        super().__init__()
+        self.data, self.batch_size, self.steps, self.seed, self.start = data, batch_size, steps, seed, start
+
+    def train_dataloader(self) -> torch.utils.data.DataLoader:
+        t = self.trainer
+        return loader(self.data, self.batch_size, self.steps, self.seed, self.start, t.global_rank, t.world_size)

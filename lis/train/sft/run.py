@@ -38,6 +38,9 @@ class SFTSettings:
     checkpoint_every: int = 200
     seed: int = 0
     threads: int = 1                # CPU threads (fixed: the same seed gives the same weights)
+    devices: int = 1                # processes (DDP ranks): each trains on its own batches, gradients averaged
+    strategy: str = "auto"          # Lightning strategy: auto (one process) | ddp (gloo on CPU, nccl on GPUs)
+    accelerator: str = "auto"       # auto: the GPU when there is one, else the CPU | cpu | gpu
 
 
 def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str | Path, settings: SFTSettings, *,
@@ -53,7 +56,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from lis.train.sft.data import examples_from_records
-    from lis.train.sft.module import SFTModule, loader
+    from lis.train.sft.module import SFTData, SFTModule
     from lis.train.tiny.base import replace_dir, sha256_file
     from lis.util.hashing import hash_obj
 
@@ -101,8 +104,11 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
                 pass
             saver = ModelCheckpoint(dirpath=ckpt, every_n_train_steps=max(1, s.checkpoint_every), save_last=True,
                                     save_top_k=0)
-            trainer = pl.Trainer(accelerator="cpu" if not torch.cuda.is_available() else "auto", devices=1,
-                                 max_steps=s.steps, gradient_clip_val=s.grad_clip, logger=loggers,
+            accelerator = s.accelerator
+            if accelerator == "auto" and not torch.cuda.is_available():
+                accelerator = "cpu"
+            trainer = pl.Trainer(accelerator=accelerator, devices=s.devices, strategy=_strategy(s),
+                                 use_distributed_sampler=False, max_steps=s.steps, gradient_clip_val=s.grad_clip, logger=loggers,
                                  callbacks=[saver, _Progress()], enable_progress_bar=progress,
                                  enable_model_summary=False, log_every_n_steps=10, deterministic=True,
                                  num_sanity_val_steps=0, limit_val_batches=0)
@@ -112,13 +118,23 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             if resumed:
                 start = int(torch.load(last, map_location="cpu", weights_only=False)["global_step"])
                 log.info("resuming SFT from %s (step %d of %d)", last, start, s.steps)
-            trainer.fit(module, loader(train, s.batch_size, s.steps, s.seed, start),
+            if s.devices > 1:
+                log.info("SFT on %d processes (%s, %s): each step %d batches of %d", s.devices, s.strategy,
+                         accelerator, s.devices, s.batch_size)
+            trainer.fit(module, datamodule=SFTData(train, s.batch_size, s.steps, s.seed, start),
                         ckpt_path=str(last) if resumed else None)
-            losses = module.losses
+            losses, ranks = module.losses, module.ranks
+            if trainer.global_rank != 0:  # DDP: rank 0 alone writes the model (the others trained with it)
+                log.info("SFT rank %d of %d: %d steps done; rank 0 writes the model", trainer.global_rank,
+                         trainer.world_size, len(losses))
+                return {"rank": trainer.global_rank, "world_size": trainer.world_size, "steps_done": len(losses),
+                        "written": False}
+            world = trainer.world_size
         else:
-            resumed = False
+            resumed, ranks, world = False, [], 1
         model.eval()
         held_loss = _held_out_loss(model, held)
+        out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
             model.save_pretrained(tmp)
@@ -131,7 +147,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             manifest = {
                 "kind": "sft", "base": str(base), "base_id": base_manifest.get("id"), "settings": asdict(s),
                 "data": {**counts, "records": len(train_recs), "held_out_records": len(held_recs), "hash": data_hash},
-                "steps_done": len(losses), "resumed": resumed,
+                "steps_done": len(losses), "resumed": resumed, "world_size": world, "ranks": ranks,
                 "loss": {"first": round(losses[0], 4) if losses else None,
                          "final": round(sum(tail) / len(tail), 4) if tail else None,
                          "held_out": held_loss},
@@ -147,9 +163,22 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
         shutil.rmtree(ckpt, ignore_errors=True)  # finished: the output is the model now
     finally:
         torch.set_num_threads(threads)
-    log.info("SFT: %d steps on %d examples, loss %s -> %s (held-out %s), %.1f s", len(losses), counts["examples"],
-             manifest["loss"]["first"], manifest["loss"]["final"], held_loss, manifest["wall_s"])
+    log.info("SFT: %d steps on %d examples (world size %d), loss %s -> %s (held-out %s), %.1f s", len(losses),
+             counts["examples"], world, manifest["loss"]["first"], manifest["loss"]["final"], held_loss,
+             manifest["wall_s"])
     return manifest
+
+
+def _strategy(s: SFTSettings) -> Any:
+    """Lightning's strategy of the settings: several processes need DDP (one process: auto)."""
+    if s.devices > 1 and s.strategy not in ("ddp", "auto"):
+        raise LisError(f"sft.strategy {s.strategy!r} cannot run sft.devices={s.devices} processes", "use ddp")
+    if s.devices > 1:
+        from pytorch_lightning.strategies import DDPStrategy
+
+        # gloo on CPU (Lightning's default there), nccl on GPUs
+        return DDPStrategy(find_unused_parameters=False)
+    return s.strategy
 
 
 def _held_out_loss(model: Any, held: list) -> float | None:
