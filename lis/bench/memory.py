@@ -190,6 +190,10 @@ def measure_one(config: SandboxConfig, *, settle_s: float = 2.0, interval_s: flo
         finally:
             sampler.stop()
         busy_s = time.perf_counter() - t0
+        if r.timed_out or r.reason in ("timeout", "stuck"):
+            raise LisError(f"the busy workload did not finish within {timeout_s:.0f} s in the sandbox "
+                           f"(limits: {sb.config.limits.cpus} CPU); the machine is too loaded for a memory measurement",
+                           "run `lis bench memory` again when the machine is quieter")
         if r.exit_code != 0:
             raise LisError(f"the busy workload failed in the sandbox (exit {r.exit_code}): "
                            f"{' '.join((r.stderr or r.stdout).split())[-300:]}",
