@@ -9,6 +9,9 @@ the prompt; ``math`` — a math-only set) run in the sandbox with the three tool
 paper's Table 5/6 baseline): the same tasks and recipe, context in the prompt, no tools, one
 turn. Outputs: the model folder (with a manifest), and ``<logs>/metrics.json`` (summary, DVC
 metrics) and ``<logs>/train_log.csv`` (per step, DVC plots).
+
+Under ``accelerate launch --num_processes N`` every rank runs this stage with its own sandbox pool
+(``sandbox_workers`` each) and its share of each step's episodes; rank 0 alone writes the outputs.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     from lis.sandbox.pool import SandboxPool
     from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings
-    from lis.train.grpo.trainer import StepLog, train_grpo
+    from lis.train.grpo.trainer import StepLog, train_grpo, world
     from lis.train.teacher.stage import agent_settings
     from lis.train.tiny.base import sha256_file
     from lis.util.hashing import hash_obj
@@ -61,22 +64,30 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                     or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
     ckpt = CHECKPOINTS / f"{name}-{key}"
     ckpt.mkdir(parents=True, exist_ok=True)
+    rank, n_proc = world()
     sandbox = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
                                  image_manifest=read_json(image_manifest) if mode != "vanilla" else None)
     agent_cfg = agent_settings(params, sandbox)
     log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode); checkpoints in %s", name,
              settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
              mode, ckpt)
+    if n_proc > 1:
+        log.info("%s: rank %d of %d (world size %d): this rank runs %d of the %d episodes of each step", name, rank,
+                 n_proc, n_proc, settings.group_batch // n_proc, settings.group_batch)
     tmp = out.parent / f".{out.name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
+    if rank == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
     if mode == "vanilla":
         summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
                              log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
     else:
-        workers = min(settings.sandbox_workers, settings.group_batch)
+        workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
         with SandboxPool(sandbox, max_concurrent=workers, warm=min(workers, 8)) as pool:
             summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode,
                                  ckpt_dir=ckpt, log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+    if not summary["main"]:  # rank 0 writes the model, logs and metrics
+        log.info("%s: rank %d of %d done; rank 0 writes the outputs", name, summary["rank"], summary["world_size"])
+        return {"model": name, "rank": summary["rank"], "world_size": summary["world_size"], "written": False}
     rows = StepLog(ckpt / "steps.jsonl").rows()
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / "train_log.csv", "w", newline="") as f:
@@ -92,22 +103,26 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                "reward_mean_last10": round(sum(r["reward_mean"] for r in rows[-10:]) / len(rows[-10:]), 4) if rows else None,
                "reward_mean_first10": round(sum(r["reward_mean"] for r in rows[:10]) / len(rows[:10]), 4) if rows else None,
                "drift_episodes": sum(r["drift_episodes"] for r in rows), "errors": sum(r["errors"] for r in rows),
-               "episodes": sum(r["episodes"] for r in rows),
+               "episodes": sum(r["episodes"] for r in rows), "world_size": summary["world_size"],
+               "duplicate_episodes": sum(r.get("duplicate_episodes", 0) for r in rows),
+               "episodes_by_rank": [sum((r.get("episodes_by_rank") or [r["episodes"]])[k] for r in rows)
+                                    for k in range(summary["world_size"])],
                "settings": settings.__dict__}
     write_json(logs / "metrics.json", metrics)
     weights = tmp / "model.safetensors"
     manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.__dict__), wall, kind="grpo",
                               mode=mode, data=str(data), init=str(init), init_id=init_manifest.get("id"),
                               weights_sha256=sha256_file(weights) if weights.is_file() else None,
-                              steps=len(rows), checkpoint_dir=str(ckpt))
+                              steps=len(rows), checkpoint_dir=str(ckpt), world_size=summary["world_size"],
+                              written_by_rank=summary["rank"])
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)
     shutil.rmtree(ckpt, ignore_errors=True)  # finished: the model is the output now
-    log.info("%s: done in %.0f s (%d steps; reward %s → %s); %d episodes, %d with drift, %d errors", name, wall,
-             len(rows), metrics["reward_mean_first10"], metrics["reward_mean_last10"], metrics["episodes"],
-             metrics["drift_episodes"], metrics["errors"])
+    log.info("%s: done in %.0f s (%d steps; reward %s → %s); %d episodes (world size %d), %d with drift, %d errors",
+             name, wall, len(rows), metrics["reward_mean_first10"], metrics["reward_mean_last10"], metrics["episodes"],
+             summary["world_size"], metrics["drift_episodes"], metrics["errors"])
     return metrics
 
 

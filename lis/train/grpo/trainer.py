@@ -11,14 +11,22 @@ episodes by the policy's engine) and hand TRL, per episode, the prompt ids, the 
 (which executes tools one rollout after another) is not used. One generation batch makes one
 optimizer step (on-policy, as the paper). Checkpoints every ``save_every`` steps go to
 ``ckpt_dir`` (outside the stage's outputs); a re-run resumes from the last one.
+
+Several processes (``accelerate launch --num_processes N``): TRL hands each rank its share of the
+generation batch (the global batch stays ``prompts_per_step × samples_per_prompt``); each rank runs
+only its own episodes in its own sandbox pool, seeded by their global index (no episode twice), the
+step's statistics are gathered from every rank, and rank 0 alone writes the step log and the model.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
+import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from lis.train.grpo.settings import GRPOSettings
@@ -60,6 +68,19 @@ class StepLog:
         return [out[k] for k in sorted(out)]
 
 
+def world() -> tuple[int, int]:
+    """(rank, world size) of this process as ``accelerate launch``/torchrun set them (0, 1 alone)."""
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> list[dict[str, Any]]:
+    """What the step statistics need of each episode (small, picklable: gathered across ranks)."""
+    keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s")
+    return [{"reward": r.reward, "raw_reward": r.raw_reward, "drift": r.drift, "error": r.error, "rank": rank,
+             "episode": (t.id, seed), "stats": {k: r.stats[k] for k in keys}}
+            for r, t, seed in zip(rollouts, tasks, seeds)]
+
+
 def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     """What a step's rollouts did: rewards, solve rates per group, turns, tool calls, tokens, drift,
     errors, masked fraction."""
@@ -87,6 +108,19 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def _full_model(trainer):
+    import torch
+    from trl.models import unwrap_model_for_generation
+
+    dist = getattr(trainer, "_dist", None)  # TRL's backend helper: FSDP v1 materialisation (no-op otherwise)
+    with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
+                                     gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model, \
+            torch.no_grad(), \
+            (dist.summon_full_params(trainer.model_wrapped, recurse=False) if dist else contextlib.nullcontext()):
+        yield model
+
+
 def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GRPOSettings, *, agent_cfg,
                pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False) -> dict[str, Any]:
     """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary."""
@@ -104,6 +138,13 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
 
     s = settings
     init, out, ckpt = Path(init_dir), Path(out_dir), Path(ckpt_dir)
+    _, n_proc = world()
+    if s.group_batch % (s.micro_batch * n_proc):
+        from lis.errors import LisError
+
+        raise LisError(f"grpo: {s.group_batch} episodes per step (prompts_per_step × samples_per_prompt) do not "
+                       f"split into {n_proc} processes × micro_batch {s.micro_batch}",
+                       "make prompts_per_step × samples_per_prompt a multiple of num_processes × micro_batch")
     if s.threads:
         torch.set_num_threads(s.threads)
     tokenizer = AutoTokenizer.from_pretrained(init)
@@ -127,25 +168,39 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     state: dict[str, Any] = {"policy": None, "t_last": time.monotonic()}
 
     def rollout_func(prompts: list, trainer) -> dict[str, list]:
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        if state["policy"] is None or state["policy"].model is not model:
-            state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed)
         step = trainer.state.global_step
         tasks_now = [by_prompt[prompt_key(p)] for p in prompts]
-        seeds = [(s.seed * 1_000_003 + step * 10_007 + i) % (2 ** 31) for i in range(len(prompts))]
-        was_training = model.training
-        model.eval()
+        # each rank holds its slice of the generation batch: seeds by the episode's global index
+        first = trainer.accelerator.process_index * len(prompts)
+        seeds = [(s.seed * 1_000_003 + step * 10_007 + first + i) % (2 ** 31) for i in range(len(prompts))]
         t0 = time.monotonic()
-        try:
-            rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
-        finally:
-            if was_training:
-                model.train()
+        # the whole model on this rank while its episodes generate: DDP unwrapped; DeepSpeed ZeRO-3 and
+        # FSDP (v1) parameters gathered, as TRL's own generation does
+        with _full_model(trainer) as model:
+            if state["policy"] is None or state["policy"].model is not model:
+                state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed)
+            was_training = model.training
+            model.eval()
+            try:
+                rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
+            finally:
+                if was_training:
+                    model.train()
         t_roll = time.monotonic() - t0
-        stats = group_stats(rollouts, s.samples_per_prompt)
-        longest = max((r.stats["wall_s"] for r in rollouts), default=0.0)
+        facts = episode_facts(rollouts, trainer.accelerator.process_index, tasks_now, seeds)
+        if n_proc > 1:
+            from accelerate.utils import gather_object
+
+            log.info("step %d: rank %d of %d ran %d episodes (%.1f s)", step + 1, trainer.accelerator.process_index,
+                     n_proc, len(rollouts), t_roll)
+            facts = gather_object(facts)  # every rank's episodes, in rank order (TRL's order of the batch)
+        every = [SimpleNamespace(**f) for f in facts]
+        stats = group_stats(every, s.samples_per_prompt)
+        longest = max((r.stats["wall_s"] for r in every), default=0.0)
+        by_rank = [sum(1 for f in facts if f["rank"] == k) for k in range(n_proc)]
         row = {"step": step + 1, **stats, "rollout_s": round(t_roll, 2), "longest_episode_s": round(longest, 2),
-               "episodes": len(rollouts), "time": time.time()}
+               "episodes": len(every), "episodes_by_rank": by_rank, "world_size": n_proc,
+               "duplicate_episodes": len(facts) - len({tuple(f["episode"]) for f in facts}), "time": time.time()}
         state["pending"] = row
         metrics = trainer._metrics["train"]  # TRL's per-step metric lists (averaged into its logs)
         for k in ("turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction", "drift_episodes",
@@ -162,6 +217,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
 
     class _Log(TrainerCallback):
         def on_log(self, args, tstate, control, logs=None, **kwargs):
+            if not tstate.is_world_process_zero:  # rank 0 alone writes the step log
+                return
             row = state.pop("pending", None)
             if row is None or not logs or "loss" not in logs:
                 if row is not None:
@@ -177,7 +234,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
                      row["reward_std"], 100 * row["groups_with_variance"], row["turns_mean"], row["tool_calls_mean"],
                      row["episode_tokens_mean"], row["drift_episodes"], row["errors"], row["step_s"])
 
-    accumulate = s.group_batch // s.micro_batch
+    accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
     args = GRPOConfig(
         output_dir=str(ckpt), max_steps=s.steps, per_device_train_batch_size=s.micro_batch,
         gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
@@ -197,11 +254,18 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     resume = last_checkpoint(ckpt)
     if resume:
         log.info("resuming GRPO from %s", resume)
+    acc = trainer.accelerator
+    log.info("GRPO: rank %d of %d (world size %d, %s): %d of the %d episodes of each step, %d per backward, "
+             "%d accumulation steps", acc.process_index, acc.num_processes, acc.num_processes, acc.distributed_type,
+             s.group_batch // acc.num_processes, s.group_batch, s.micro_batch, accumulate)
     t0 = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(str(out))
-    rows = steplog.rows()
-    return {"steps": len(rows), "resumed_from": resume, "wall_s": round(wall, 2),
+    trainer.save_model(str(out))  # every rank takes part (sharded states are gathered); rank 0 writes
+    if acc.is_main_process:
+        tokenizer.save_pretrained(str(out))
+    acc.wait_for_everyone()
+    rows = steplog.rows() if acc.is_main_process else []
+    return {"steps": len(rows), "resumed_from": resume, "wall_s": round(wall, 2), "rank": acc.process_index,
+            "world_size": acc.num_processes, "main": acc.is_main_process,
             "first": rows[0] if rows else None, "last": rows[-1] if rows else None}
