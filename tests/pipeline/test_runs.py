@@ -119,31 +119,3 @@ def test_profile_overlay_change_reruns_only_its_stage(pipeline_repo, image_tag):
     set_param(repo_copy, "eval", "workers", 1, file="workflow/params/ci.yaml")
     out = snakemake(repo_copy, "--config", "profile=ci")
     assert jobs_run(out) == AFTER_EVAL, out
-
-
-def test_dvc_repro_runs_then_reruns_nothing(repo_copy, image_tag):
-    text = (repo_copy / "params.yaml").read_text().replace("profile: smoke", "profile: ci", 1)
-    (repo_copy / "params.yaml").write_text(text)
-    r = run(["dvc", "repro"], cwd=repo_copy)
-    assert "Running stage 'image'" in r.stdout and "Running stage 'report'" in r.stdout, r.stdout
-    t0 = time.monotonic()
-    r = run(["dvc", "repro"], cwd=repo_copy)
-    assert "Running stage" not in r.stdout and time.monotonic() - t0 < 10
-    set_param(repo_copy, "report", "title", "DVC title")
-    r = run(["dvc", "repro"], cwd=repo_copy)
-    assert "Running stage 'report'" in r.stdout and "Running stage 'image'" not in r.stdout
-    set_param(repo_copy, "report", "title", "DVC overlay", file="workflow/params/ci.yaml")
-    r = run(["dvc", "repro"], cwd=repo_copy)
-    assert "Running stage 'report'" in r.stdout and "Running stage 'image'" not in r.stdout
-    assert "DVC overlay" in (repo_copy / "paper_figures/index.md").read_text()
-    # the report's code is a dependency of the report stage only
-    edit_code(repo_copy, "lis/report/index.py", "from __future__ import annotations\n",
-              "from __future__ import annotations\n\n_EDITED = True\n")
-    r = run(["dvc", "status"], cwd=repo_copy)
-    assert "report:" in r.stdout and "eval_" not in r.stdout and "tasks" not in r.stdout, r.stdout
-    # a scorer's code is a dependency of every eval stage
-    edit_code(repo_copy, "lis/rewards/text.py", "from __future__ import annotations\n",
-              "from __future__ import annotations\n\n_EDITED = True\n")
-    r = run(["dvc", "status"], cwd=repo_copy)
-    assert "eval_vanilla@tiny-math:" in r.stdout.replace("\n", " ") or "eval_vanilla@" in r.stdout, r.stdout
-    assert "image:" not in r.stdout and "tasks@" not in r.stdout, r.stdout
