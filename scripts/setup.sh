@@ -37,6 +37,15 @@ setup_venv() {
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
+  # A venv shared with another checkout (the tests run `make paper` in copies of this one): never
+  # re-point its editable install at this checkout; say so, and check that it works.
+  local served here
+  here=$(pwd -P)
+  served=$("$VENV/bin/python" -I -c 'import lis, os; print(os.path.dirname(os.path.dirname(os.path.realpath(lis.__file__))))' 2>/dev/null || true)
+  if [ -n "$served" ] && [ "$served" != "$here" ] && [ -d "$served" ]; then
+    log "the virtual environment $VENV serves the checkout $served: not re-installing it from $here"
+    return 0
+  fi
   command -v "$PY" >/dev/null 2>&1 || die "$PY not found: install CPython 3.11 (e.g. apt-get install python3.11-venv) or set LIS_PYTHON"
   if [ ! -x "$VENV/bin/python" ]; then
     log "creating virtual environment $VENV ($($PY --version))"
