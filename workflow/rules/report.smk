@@ -15,6 +15,7 @@ rule report:
         "paper_figures/index.html",
         directory("paper_figures/tables"),
         directory("paper_figures/figures"),
+        directory("paper_figures/trajectories"),   # the trajectory viewer (report.trajectories: true, the default)
     params:
         **stage_params("report", "jobs", "models", "tasks"),
     log:
