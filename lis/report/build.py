@@ -128,6 +128,11 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     if ctx.inputs.viewer:
         viewer = _viewer(ctx, out)
         written.append(out / viewer)
+    else:   # the stage declares the folder: present, saying why it holds no pages
+        (out / VIEWER_DIR).mkdir(parents=True, exist_ok=True)
+        note = out / VIEWER_DIR / "README.md"
+        note.write_text("The trajectory viewer is off (report.trajectories: false): no episode pages here.\n")
+        written.append(note)
     timings = _timings(ctx)
     sections = {s: hash_obj(data.get(s)) for s in SECTIONS if s in data}
     git = git_state(root)

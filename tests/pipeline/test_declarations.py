@@ -44,7 +44,9 @@ def test_check_catches_drift(repo_copy, fn, expected):
 
 def test_params_drift_in_snakefile_is_caught(repo_copy):
     rule = repo_copy / "workflow/rules/report.smk"
-    rule.write_text(rule.read_text().replace('stage_params("report")', 'stage_params("report", "image")'))
+    text = rule.read_text()
+    assert 'stage_params("report", ' in text
+    rule.write_text(text.replace('stage_params("report", ', 'stage_params("report", "image", ', 1))
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("params differ: only snakemake ['image']" in p for p in problems), problems
 
