@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # Should CI run the Slurm cluster test (`make test-cluster`)? Exit 0 = yes, 1 = no; one line says why.
 #
-# The rule: yes when the commits CI checks change workflow/ (rules, profiles, params overlays), the
-# cluster script or the cluster tests; yes when that cannot be known. "The commits CI checks" are
-# BASE..HEAD where BASE is, in order:
-#   1. $LIS_CI_BASE: the commit main pointed to before this push, when the CI system says so
-#      (GitHub Actions: github.event.before; GitLab: CI_COMMIT_BEFORE_SHA). Use it when a push can
-#      land several commits at once;
-#   2. otherwise HEAD's first parent: the previous commit on main (commits land one at a time here;
-#      for a merge commit, the first parent is main before the merge, so the diff is the whole branch).
-# Unknown — no such commit in the clone (a shallow clone, the first commit, a BASE that is not an
-# ancestor of HEAD, e.g. after a force push) — means yes. LIS_CI_CLUSTER=always|never overrides.
+# The rule: yes unless the watched files — workflow/ (rules, profiles, params overlays), the cluster
+# script and the cluster tests — are exactly those the cluster test last passed on. `make
+# test-cluster` records that state in .ci/cluster-tested (a SHA-256 over the tracked watched files'
+# names and contents) when it passes; commit the file with the change. So however many commits land
+# at once, a change to workflow/ that the cluster test has not passed on runs it in CI; a missing
+# or unreadable record means yes. `--record` writes the record (make test-cluster calls it).
+# LIS_CI_CLUSTER=always|never overrides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 WATCHED=(workflow/ scripts/slurm-cluster.sh tests/cluster/)
+RECORD=.ci/cluster-tested
 say() { printf '[ci-cluster-rule] %s\n' "$*" >&2; }
+
+state() {  # names and contents of the tracked watched files, hashed
+  git ls-files -z -- "${WATCHED[@]}" | LC_ALL=C sort -z | xargs -0 -r sha256sum | sha256sum | cut -c1-64
+}
+
+if [ "${1:-}" = "--record" ]; then
+  mkdir -p "$(dirname "$RECORD")"
+  state > "$RECORD"
+  say "recorded the cluster-tested state $(cut -c1-12 "$RECORD") in $RECORD (commit it)"
+  exit 0
+fi
 
 case "${LIS_CI_CLUSTER:-}" in
   always) say "LIS_CI_CLUSTER=always: run"; exit 0 ;;
@@ -24,26 +33,15 @@ case "${LIS_CI_CLUSTER:-}" in
   *) say "error: LIS_CI_CLUSTER must be always or never (got '${LIS_CI_CLUSTER}')"; exit 2 ;;
 esac
 
-base=${LIS_CI_BASE:-}
-if [ -n "$base" ]; then
-  if ! git rev-parse -q --verify "$base^{commit}" >/dev/null || ! git merge-base --is-ancestor "$base" HEAD; then
-    say "LIS_CI_BASE=$base is not an ancestor of HEAD in this clone: unknown, run"
-    exit 0
-  fi
-  from="LIS_CI_BASE"
-else
-  if ! base=$(git rev-parse -q --verify 'HEAD^1^{commit}'); then
-    say "HEAD has no parent in this clone (first commit or shallow clone): unknown, run"
-    exit 0
-  fi
-  from="HEAD^1"
-fi
-
-changed=$(git diff --name-only "$base" HEAD -- "${WATCHED[@]}")
-short=$(git rev-parse --short "$base")
-if [ -n "$changed" ]; then
-  say "$(printf '%s\n' "$changed" | wc -l) watched file(s) changed since $from ($short), e.g. $(printf '%s\n' "$changed" | head -n 1): run"
+now=$(state)
+if [ ! -r "$RECORD" ]; then
+  say "no record of a passed cluster test ($RECORD): run"
   exit 0
 fi
-say "nothing under ${WATCHED[*]} changed since $from ($short): skip"
-exit 1
+was=$(tr -d '[:space:]' < "$RECORD")
+if [ "$was" = "$now" ]; then
+  say "${WATCHED[*]} are as the cluster test last passed on them (${now:0:12}): skip"
+  exit 1
+fi
+say "${WATCHED[*]} changed since the cluster test last passed (${was:0:12} -> ${now:0:12}): run"
+exit 0
