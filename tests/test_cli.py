@@ -35,18 +35,27 @@ def test_doctor_fails_when_the_profile_needs_what_is_missing(image_tag):
     assert "docker" in r.stdout and "disk" in r.stdout
 
 
-def test_missing_input_is_one_line(tmp_path):
+def test_report_input_other_than_declared_is_one_line(tmp_path):
     r = run(["lis", "report", "--image-manifest", str(tmp_path / "none.json"), "--out", str(tmp_path)], check=False)
     assert r.returncode == 2
-    assert r.stderr.startswith("error: ") and "none.json does not exist" in r.stderr
+    assert r.stderr.startswith("error: ") and "is not the report's declared input data/image/manifest.json" in r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
+
+
+def test_missing_input_is_one_line(repo_copy):
+    r = run(["lis", "report", "--out", "paper_figures"], cwd=repo_copy, check=False)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: ") and "is missing (a declared input of the report)" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
 
 
 def test_corrupt_manifest_is_one_line(tmp_path):
     bad = tmp_path / "m.json"
     bad.write_text("{not json")
-    r = run(["lis", "report", "--image-manifest", str(bad), "--out", str(tmp_path)], check=False)
-    assert r.returncode == 2 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    r = run(["lis", "efficiency", "storage", "--quoted", "data/reference/storage_quoted.yaml", "--image-manifest",
+             str(bad), "--memory", str(bad), "--out", str(tmp_path / "s.json")], check=False)
+    assert r.returncode == 2 and "cannot read image manifest" in r.stderr and "JSONDecodeError" in r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
 
 
 def test_unknown_profile_on_a_stage_command():

@@ -111,6 +111,8 @@ def test_without_a_cgroup_bwrap_caps_processes_by_rlimit_and_reclaims(base_confi
 def test_fork_trouble_in_the_output_of_a_healthy_sandbox_is_no_reclaim(sb):
     sb.exec("cd /tmp; sleep 300 &")
     sb.exec("python3 -c \"import os, time\nfor _ in range(70):\n    if os.fork() == 0:\n        time.sleep(600); os._exit(0)\" &")
+    # the forks happen in the background: wait for all 70 (a loaded machine is slow to make them)
+    sb.exec("for i in $(seq 300); do [ $(pgrep -c -f 'import os, time') -ge 71 ] && break; sleep 0.1; done", timeout=40)
     r = sb.exec("echo 'bash: fork: retry: Resource temporarily unavailable' >&2; echo 'sh: 1: Cannot fork'; "
                 "python3 -c 'raise BlockingIOError(11, \"Resource temporarily unavailable\")'", timeout=20)
     assert r.exit_code == 1 and "Resource temporarily unavailable" in r.stderr
