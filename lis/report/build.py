@@ -70,13 +70,13 @@ def _figure1_grid(ctx: Context) -> tuple[list[dict[str, Any]], list[str], list[s
 def _viewer(ctx: Context, out: Path) -> str:
     """Every job's episodes as static pages (lis view) under out/trajectories, with each turn's
     capabilities from the behaviour stage; the tables' accuracy cells link to the job pages."""
-    from lis.report.viewer import Loaded, read_capabilities, render_site
+    from lis.report.viewer import Loaded, parse_capabilities, render_site
 
     records, sources = [], []
     for j in ctx.inputs.jobs:
         records += ctx.records(j.model, j.domain, j.mode)
         sources.append(Path(j.trajectories))
-    caps = read_capabilities(ctx.reader.path(ANALYSIS["turns"]))
+    caps = parse_capabilities(ctx.reader.text(ANALYSIS["turns"]), ANALYSIS["turns"])   # read once, hashed
     index = render_site(Loaded(records, sources), out / VIEWER_DIR, capabilities=caps,
                         title=f"{ctx.data['report']['title']}: trajectories")
     return index.relative_to(out).as_posix()
@@ -87,7 +87,8 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     ctx = Context.build(root, data, profile)
     image = ctx.reader.json(IMAGE_MANIFEST)
     behaviour = ctx.reader.json(ANALYSIS["behaviour"])
-    ctx.reader.text(ANALYSIS["turns"])          # declared (the behaviour stage's audit); hashed for provenance
+    if not ctx.inputs.viewer:   # declared (the behaviour stage's audit): hashed for provenance; the viewer reads it
+        ctx.reader.text(ANALYSIS["turns"])
     efficiency = ctx.reader.json(ANALYSIS["efficiency"])
     storage = ctx.reader.json(ANALYSIS["storage"])
     throughput = ctx.reader.json(ANALYSIS["throughput"])

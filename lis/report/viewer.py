@@ -124,8 +124,13 @@ def read_capabilities(path: Path | str) -> dict[tuple[str, int], list[str]]:
     if not p.is_file():
         raise LisError(f"{p}: no such capabilities file",
                        "give a JSONL of {episode, step, capabilities} rows or the behaviour stage's turns.jsonl")
+    return parse_capabilities(p.read_text(encoding="utf-8"), str(p))
+
+
+def parse_capabilities(text: str, where: str) -> dict[tuple[str, int], list[str]]:
+    """:func:`read_capabilities` on text already read (``where`` names it in errors)."""
     out: dict[tuple[str, int], list[str]] = {}
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -135,7 +140,7 @@ def read_capabilities(path: Path | str) -> dict[tuple[str, int], list[str]]:
             key = (ref, int(row["step"]))
             caps = [str(c) for c in row["capabilities"]]
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise LisError(f"{p}:{n}: not a capabilities row",
+            raise LisError(f"{where}:{n}: not a capabilities row",
                            'each line is {"episode": "<model/domain/task#repeat@mode>", "step": 0, '
                            '"capabilities": ["file"]} or a row of the behaviour stage\'s turns.jsonl') from None
         out[key] = caps
