@@ -1,6 +1,8 @@
 """A model server program for launcher tests: our ChatServer around a replaying scripted model, on a
 given port, run as its own process (``python tests/chat_server_program.py --port P``).
 
+``--model-dir DIR``: serve that local model (LocalHFModel: ``/v1/completions`` with token ids the way
+vLLM does, a stand-in for a vLLM server of the same model) instead of the replaying one;
 ``--reply``: the assistant's text for every request; ``--delay-s``: each reply takes this long (a
 model call in flight); ``--child``: also start a child process in the same process group (a vLLM
 worker stand-in), to show that stopping the server stops the group; ``--pids FILE``: write the
@@ -40,9 +42,16 @@ def main() -> None:
     ap.add_argument("--delay-s", type=float, default=0.0)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--pids", type=Path)
+    ap.add_argument("--model-dir", type=Path)
     a = ap.parse_args()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]) if a.child else None
-    srv = ChatServer(SlowRepeat(a.reply, a.delay_s), port=a.port).start()
+    if a.model_dir:
+        from lis.models.local_hf import LocalHFModel
+
+        model = LocalHFModel.load(a.model_dir, name="served-policy", device="cpu", seed=0)
+    else:
+        model = SlowRepeat(a.reply, a.delay_s)
+    srv = ChatServer(model, port=a.port).start()
     if a.pids:
         a.pids.write_text(json.dumps({"server": os.getpid(), "child": child.pid if child else None}))
     print(f"serving on {srv.base_url}", flush=True)

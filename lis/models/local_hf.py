@@ -132,6 +132,20 @@ class LocalHFModel:
                                            max_batch_tokens=self.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS)
             return self._engine
 
+    def use_engine(self, engine: Any) -> None:
+        """Generate through ``engine`` instead of the in-process one (an object with the
+        :class:`~lis.models.batch_engine.BatchEngine` ``generate`` signature, e.g. a
+        :class:`~lis.models.vllm_tokens.VLLMTokenEngine`); the template, stop ids and parser stay this
+        model's. The context limit becomes the engine's when it reports one."""
+        with self._engine_lock:
+            old, self._engine = self._engine, engine
+        limit = getattr(engine, "max_model_len", None)
+        limit = limit() if callable(limit) else limit
+        if limit:
+            self.max_context = min(self.max_context, int(limit))
+        if old is not None and old is not engine:
+            old.close()
+
     def close(self) -> None:
         """Stop the engine's worker thread (it also ends by itself once the model is dropped)."""
         with self._engine_lock:

@@ -59,7 +59,9 @@ class ChatServer:
                 self.wfile.write(data)
 
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/health":  # vLLM's liveness route (launchers wait on it)
+                    self._send(200, {})
+                elif self.path.rstrip("/").endswith("/models"):
                     card = {"id": server.model.name, "object": "model", "created": int(time.time()),
                             "owned_by": "lis", "root": server.model.name}
                     if isinstance(getattr(server.model, "max_context", None), int):

@@ -9,8 +9,14 @@ prompt and 64K episode budgets, over-long or max-turn episodes rewarded 0, 150 s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+
+def default_vllm() -> dict[str, Any]:
+    """``grpo.vllm``: where the policy generates (see :mod:`lis.train.grpo.vllm_server`)."""
+    return {"mode": "none", "base_url": "http://127.0.0.1:8000", "model": None,
+            "logprobs_mode": "processed_logprobs", "timeout_s": 240.0, "command": None, "startup_timeout_s": 1800.0}
 
 
 @dataclass
@@ -41,12 +47,20 @@ class GRPOSettings:
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
+    vllm: dict[str, Any] = field(default_factory=default_vllm)   # none: in-process generation | server
+
+    def key(self) -> dict[str, Any]:
+        """What a checkpoint depends on: the recipe, not where generation runs (a run resumes after
+        moving between in-process generation and a vLLM server, or to another server URL)."""
+        return {k: v for k, v in self.__dict__.items() if k != "vllm"}
 
     @classmethod
     def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}.items()
                   if k in names}
+        if "vllm" in values:
+            values["vllm"] = {**default_vllm(), **(values["vllm"] or {})}
         return cls(**values)
 
     @property

@@ -40,14 +40,14 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     from lis.manifest import read_json, stage_manifest, write_json
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
-    from lis.sandbox.pool import SandboxPool
     from lis.tasks.schema import Task
+    from lis.models.serve_plan import STATE_DIR
     from lis.train.grpo.settings import GRPOSettings
-    from lis.train.grpo.trainer import StepLog, train_grpo, world
+    from lis.train.grpo.vllm_server import ServerMode
+    from lis.train.grpo.trainer import StepLog, world
     from lis.train.teacher.stage import agent_settings
     from lis.train.tiny.base import sha256_file
     from lis.util.hashing import hash_obj
-    from lis.util.log import console
 
     t0 = time.monotonic()
     name = name or out.name
@@ -60,7 +60,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     if not tasks:
         raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
     init_manifest = _read(init / "manifest.json")
-    key = hash_obj({"settings": settings.__dict__, "mode": mode, "init": init_manifest.get("weights_sha256")
+    key = hash_obj({"settings": settings.key(), "mode": mode, "init": init_manifest.get("weights_sha256")
                     or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
     ckpt = CHECKPOINTS / f"{name}-{key}"
     ckpt.mkdir(parents=True, exist_ok=True)
@@ -77,14 +77,15 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     tmp = out.parent / f".{out.name}.tmp"
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
-    if mode == "vanilla":
-        summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
-                             log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
-    else:
-        workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
-        with SandboxPool(sandbox, max_concurrent=workers, warm=min(workers, 8)) as pool:
-            summary = train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode,
-                                 ckpt_dir=ckpt, log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+    server = ServerMode.from_settings(settings.vllm)
+    if server is not None:  # generation on a vLLM server: up (started when grpo.vllm.command says how) first
+        server.require_vllm()
+        server.start(init, params.root / STATE_DIR)
+    try:
+        summary = _train(settings, init, tasks, tmp, agent_cfg, sandbox, mode, ckpt, n_proc)
+    finally:
+        if server is not None:
+            server.stop()
     if not summary["main"]:  # rank 0 writes the model, logs and metrics
         log.info("%s: rank %d of %d done; rank 0 writes the outputs", name, summary["rank"], summary["world_size"])
         return {"model": name, "rank": summary["rank"], "world_size": summary["world_size"], "written": False}
@@ -124,6 +125,21 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
              name, wall, len(rows), metrics["reward_mean_first10"], metrics["reward_mean_last10"], metrics["episodes"],
              summary["world_size"], metrics["drift_episodes"], metrics["errors"])
     return metrics
+
+
+def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mode: str, ckpt: Path,
+           n_proc: int) -> dict[str, Any]:
+    from lis.sandbox.pool import SandboxPool
+    from lis.train.grpo.trainer import train_grpo
+    from lis.util.log import console
+
+    if mode == "vanilla":
+        return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
+                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+    workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
+    with SandboxPool(sandbox, max_concurrent=workers, warm=min(workers, 8)) as pool:
+        return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode, ckpt_dir=ckpt,
+                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -134,6 +134,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
     from lis.prompts import render_prompts
+    from lis.train.grpo.vllm_server import ServerMode
     from lis.train.rollout.group import RolloutSettings, run_group
 
     s = settings
@@ -166,14 +167,11 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     cfg = dataclasses.replace(agent_cfg, max_turns=s.max_turns, max_context_tokens=s.max_prompt_tokens +
                               s.max_episode_tokens)
     state: dict[str, Any] = {"policy": None, "t_last": time.monotonic()}
+    server = ServerMode.from_settings(s.vllm)
+    if server is not None:
+        server.require_vllm()
 
-    def rollout_func(prompts: list, trainer) -> dict[str, list]:
-        step = trainer.state.global_step
-        tasks_now = [by_prompt[prompt_key(p)] for p in prompts]
-        # each rank holds its slice of the generation batch: seeds by the episode's global index
-        first = trainer.accelerator.process_index * len(prompts)
-        seeds = [(s.seed * 1_000_003 + step * 10_007 + first + i) % (2 ** 31) for i in range(len(prompts))]
-        t0 = time.monotonic()
+    def _local_rollouts(trainer, tasks_now: list, seeds: list[int]) -> list:
         # the whole model on this rank while its episodes generate: DDP unwrapped; DeepSpeed ZeRO-3 and
         # FSDP (v1) parameters gathered, as TRL's own generation does
         with _full_model(trainer) as model:
@@ -182,10 +180,27 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
             was_training = model.training
             model.eval()
             try:
-                rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
+                return run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
             finally:
                 if was_training:
                     model.train()
+
+    def rollout_func(prompts: list, trainer) -> dict[str, list]:
+        step = trainer.state.global_step
+        tasks_now = [by_prompt[prompt_key(p)] for p in prompts]
+        # each rank holds its slice of the generation batch: seeds by the episode's global index
+        first = trainer.accelerator.process_index * len(prompts)
+        seeds = [(s.seed * 1_000_003 + step * 10_007 + first + i) % (2 ** 31) for i in range(len(prompts))]
+        t0 = time.monotonic()
+        if server is not None:  # TRL pushed this step's weights to the server before calling us
+            if state["policy"] is None:
+                model = trainer.accelerator.unwrap_model(trainer.model)
+                was_training = model.training
+                state["policy"] = server.policy(model, tokenizer, s.seed)
+                model.train(was_training)
+            rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
+        else:
+            rollouts = _local_rollouts(trainer, tasks_now, seeds)
         t_roll = time.monotonic() - t0
         facts = episode_facts(rollouts, trainer.accelerator.process_index, tasks_now, seeds)
         if n_proc > 1:
@@ -245,7 +260,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=2, seed=s.seed,
         data_seed=s.seed, use_cpu=not torch.cuda.is_available(), bf16=False, gradient_checkpointing=False,
         report_to="none", disable_tqdm=not progress, log_completions=False, shuffle_dataset=True,
-        remove_unused_columns=False, dataloader_num_workers=0)
+        remove_unused_columns=False, dataloader_num_workers=0, **(server.trl_config() if server else {}))
     trainer = GRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()])
     from transformers.trainer_callback import PrinterCallback

@@ -1,0 +1,144 @@
+"""GRPO with generation on a vLLM server (TRL's server mode): params ``grpo.vllm``.
+
+    grpo:
+      vllm:
+        mode: server                      # none (default): the policy generates in the training process
+        base_url: http://gpu-host:8000    # the server's root (TRL's vllm_server_base_url)
+        model: null                       # the served model name (null: the first GET /v1/models lists)
+        logprobs_mode: processed_logprobs # the server's --logprobs-mode (TRL's vllm-serve uses this one)
+        timeout_s: 240                    # how long TRL waits for the server at start
+        command: null                     # e.g. [trl, vllm-serve, --model, "{model}", --port, "8000"]: started
+        startup_timeout_s: 1800           #   when base_url/health does not answer, stopped on every exit path
+
+What changes in server mode: TRL is configured with ``use_vllm=True, vllm_mode="server"`` and pushes
+the policy's weights to the server before every generation batch (it does so before calling our
+``rollout_func``; its weight transfer needs vLLM installed in the training environment). The
+episodes are the same episodes (:func:`lis.train.rollout.group.run_group`, token-exact sessions):
+only the engine behind the policy changes, from the in-process batching engine to
+:class:`~lis.models.vllm_tokens.VLLMTokenEngine` — prompt token ids in, sampled ids and their
+log-probabilities out, the server batching the concurrent episodes' turns. The policy's chat
+template, stop ids and tool-call parser stay the training model's (:class:`LocalHFModel` over the
+same tokenizer), so nothing is re-tokenised.
+
+``command`` placeholders: ``{model}`` is the start model's folder (absolute), ``{port}`` the port of
+``base_url``. The server is started through :mod:`lis.util.server_process` (a server that already
+answers is reused and left running; one lis started is stopped when the stage ends, on errors and on
+SIGINT/SIGTERM too).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from lis.errors import LisError
+
+log = logging.getLogger("lis.train.grpo")
+
+MODES = ("none", "server")
+WHERE = "grpo.vllm"
+
+
+@dataclass(frozen=True)
+class ServerMode:
+    base_url: str
+    model: str | None = None
+    logprobs_mode: str = "processed_logprobs"
+    timeout_s: float = 240.0
+    command: tuple[str, ...] | None = None
+    startup_timeout_s: float = 1800.0
+
+    @classmethod
+    def from_settings(cls, vllm: dict[str, Any] | None) -> "ServerMode | None":
+        """The server settings of ``grpo.vllm``, checked; None for mode ``none``."""
+        v = vllm or {}
+        mode = v.get("mode", "none")
+        if mode not in MODES:
+            raise LisError(f"{WHERE}.mode = {mode!r} is not one of {', '.join(MODES)}",
+                           "use none (generate in the training process) or server")
+        if mode == "none":
+            return None
+        url = str(v.get("base_url") or "").rstrip("/")
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise LisError(f"{WHERE}.base_url = {v.get('base_url')!r} is not an http(s) URL",
+                           "set it to the vLLM server's root, e.g. http://127.0.0.1:8000")
+        if url.endswith("/v1"):
+            url = url[:-3]
+        command = v.get("command")
+        if isinstance(command, str):
+            import shlex
+
+            command = shlex.split(command)
+        if command is not None and (not isinstance(command, list) or not command
+                                    or not all(isinstance(c, (str, int)) for c in command)):
+            raise LisError(f"{WHERE}.command must be a command line (a string or a list), got {command!r}",
+                           "e.g. [trl, vllm-serve, --model, '{model}', --port, '8000'], or null")
+        return cls(url, v.get("model"), str(v.get("logprobs_mode", "processed_logprobs")),
+                   float(v.get("timeout_s", 240.0)), tuple(str(c) for c in command) if command else None,
+                   float(v.get("startup_timeout_s", 1800.0)))
+
+    # -- TRL ----------------------------------------------------------------------------------
+    def trl_config(self) -> dict[str, Any]:
+        """The GRPOConfig options of server mode."""
+        return {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": self.base_url,
+                "vllm_server_timeout": self.timeout_s}
+
+    @staticmethod
+    def require_vllm() -> None:
+        """TRL's weight transfer to the server runs in the training process: vLLM must be importable."""
+        from trl.import_utils import is_vllm_available
+
+        if not is_vllm_available():
+            raise LisError(f"{WHERE}.mode is server, but vLLM is not installed here (TRL pushes the weights to the "
+                           "server with it)", "pip install -e '.[gpu]' on the GPU box, or set grpo.vllm.mode: none")
+
+    # -- the server ---------------------------------------------------------------------------
+    def start(self, init: Path, state_dir: Path) -> None:
+        """Start ``command`` when ``base_url`` does not answer (no command: the server must answer)."""
+        from lis.util import server_process
+
+        health = f"{self.base_url}/health"
+        if self.command is None:
+            if not server_process.healthy(health, timeout=5.0):
+                raise LisError(f"{WHERE}: no server answers at {health}",
+                               "start it (CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model <start model> --port 8000) "
+                               "or set grpo.vllm.command to let the stage start it")
+            return
+        port = str(urlparse(self.base_url).port or 8000)
+        argv = [c.replace("{model}", str(Path(init).resolve())).replace("{port}", port) for c in self.command]
+        server_process.ensure("grpo-vllm", argv, health, state_dir=state_dir,
+                              startup_timeout_s=self.startup_timeout_s)
+
+    def stop(self) -> None:
+        from lis.util import server_process
+
+        server_process.release("grpo-vllm")
+
+    def served_model(self) -> str:
+        """The model name requests carry: ``model``, else the first ``GET /v1/models`` lists."""
+        if self.model:
+            return str(self.model)
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/v1/models", timeout=30) as r:
+                return str(json.loads(r.read())["data"][0]["id"])
+        except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError) as e:
+            raise LisError(f"{WHERE}: cannot read the served model from {self.base_url}/v1/models ({e})",
+                           "check the server, or set grpo.vllm.model") from None
+
+    def policy(self, model: Any, tokenizer: Any, seed: int) -> Any:
+        """The rollout policy: the training model's template, stop ids and parser; the server's engine."""
+        from lis.models.local_hf import LocalHFModel
+        from lis.models.vllm_tokens import VLLMTokenEngine
+
+        policy = LocalHFModel(model, tokenizer, name="policy", seed=seed)
+        engine = VLLMTokenEngine(f"{self.base_url}/v1", self.served_model(), stop_ids=set(policy.stop_ids),
+                                 logprobs_mode=self.logprobs_mode)
+        policy.use_engine(engine)
+        log.info("GRPO rollouts generate on the vLLM server at %s (model %s)", self.base_url, engine.model)
+        return policy
