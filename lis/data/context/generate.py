@@ -69,7 +69,7 @@ def _entity(kind_name: str, names: _Names, rng: random.Random) -> Entity:
 
 
 def generate_context(i: int, s: ContextSettings, rng: random.Random, names: _Names) -> Context:
-    kind_name = rng.choice(sorted(KINDS))
+    kind_name = rng.choice(sorted(s.entity_kinds or KINDS))
     ents = [_entity(kind_name, names, rng) for _ in range(rng.randint(*s.documents_per_context))]
     region = region_name(rng)
     docs = [_document(e, s, rng) for e in ents]

@@ -70,6 +70,7 @@ class ContextSettings:
     qa_mix: dict[str, float] = field(default_factory=lambda: {"single_choice": 0.3, "multiple_choice": 0.2,
                                                               "free_form": 0.5})
     max_examples: int = 3
+    entity_kinds: tuple[str, ...] | None = None     # the generator's kinds of entity (None: every kind)
     math_tasks: int | None = None
     paper_revision: str | None = None
     seed_collection: SeedCollection = field(default_factory=SeedCollection)
@@ -86,9 +87,12 @@ class ContextSettings:
     def construction_knobs(self) -> dict[str, Any]:
         """The knobs a constructed task depends on (recorded in each task's meta)."""
         k = self.knobs()
-        return {key: k[key] for key in ("seed", "documents_per_context", "distractor_files", "max_file_chars",
+        knobs = {key: k[key] for key in ("seed", "documents_per_context", "distractor_files", "max_file_chars",
                                         "filler_lines", "answer_position", "file_names", "compute_share", "qa_mix",
                                         "max_examples")}
+        if self.entity_kinds:  # recorded when it narrows the generator (tasks of every kind keep their meta)
+            knobs["entity_kinds"] = list(self.entity_kinds)
+        return knobs
 
 
 def _int(value: Any, key: str, low: int = 0, allow_none: bool = False) -> int | None:
@@ -97,6 +101,17 @@ def _int(value: Any, key: str, low: int = 0, allow_none: bool = False) -> int | 
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise LisError(f"{WHERE}.{key} must be an integer of at least {low}, got {value!r}")
     return int(value)
+
+
+def _entity_kinds(value: Any) -> tuple[str, ...] | None:
+    from lis.data.context.entities import KINDS as ENTITY_KINDS
+
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names or any(n not in ENTITY_KINDS for n in names):
+        raise LisError(f"{WHERE}.entity_kinds must be null or a list of {', '.join(sorted(ENTITY_KINDS))}, got {value!r}")
+    return tuple(sorted(set(names)))
 
 
 def settings_from(sec: dict[str, Any] | None) -> ContextSettings:
@@ -142,6 +157,7 @@ def settings_from(sec: dict[str, Any] | None) -> ContextSettings:
         compute_share=_share(sec.get("compute_share", d.compute_share), "compute_share"),
         qa_mix=mix,
         max_examples=_int(sec.get("max_examples", d.max_examples), "max_examples"),
+        entity_kinds=_entity_kinds(sec.get("entity_kinds")),
         math_tasks=_int(sec.get("math_tasks", d.math_tasks), "math_tasks", 1, True),
         paper_revision=sec.get("paper_revision"),
         seed_collection=seed_coll,
