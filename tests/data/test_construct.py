@@ -155,6 +155,22 @@ def test_easy_knobs_give_short_answers_in_the_file_named_after_the_entity():
         assert t.meta["evidence"][0]["line"] <= 3 + 5  # the facts come first (answer_position start)
 
 
+def test_entity_kinds_narrows_the_generator_and_is_recorded():
+    from lis.data.context.entities import KINDS
+
+    knobs = {"contexts": 12, "held_out_contexts": 2, "documents_per_context": 1, "distractor_files": 0,
+             "qa_mix": {"free_form": 1}, "compute_share": 0}
+    town = {a.key for a in KINDS["town"].attrs}
+    narrowed = settings_from({**knobs, "entity_kinds": ["town"]})
+    tasks = build_splits(narrowed, ROOT).train
+    assert tasks and {i["attribute"] for t in tasks for i in t.meta["needs"]["inputs"]} <= town
+    assert narrowed.construction_knobs()["entity_kinds"] == ["town"]
+    every = settings_from(knobs)
+    assert {i["attribute"] for t in build_splits(every, ROOT).train for i in t.meta["needs"]["inputs"]} - town
+    assert "entity_kinds" not in every.construction_knobs()
+    assert {c.meta["kind"] for c in generate_contexts(settings_from({**knobs, "entity_kinds": "ship"}))} == {"ship"}
+
+
 @pytest.mark.parametrize("position", ["start", "end"])
 def test_answer_position_puts_the_facts_first_or_last(position):
     s = settings_from({"contexts": 6, "held_out_contexts": 1, "documents_per_context": 1, "filler_lines": [6, 6],
@@ -169,7 +185,9 @@ def test_answer_position_puts_the_facts_first_or_last(position):
 @pytest.mark.parametrize("bad, key", [({"distractor_files": [3, 1]}, "distractor_files"),
                                       ({"answer_position": "top"}, "answer_position"),
                                       ({"qa_mix": {"essay": 1}}, "qa_mix"), ({"colour": 1}, "colour"),
-                                      ({"contexts": 5, "held_out_contexts": 5}, "held_out_contexts")])
+                                      ({"contexts": 5, "held_out_contexts": 5}, "held_out_contexts"),
+                                      ({"entity_kinds": ["castle"]}, "entity_kinds"),
+                                      ({"entity_kinds": []}, "entity_kinds")])
 def test_bad_knobs_are_one_line_errors_naming_the_key(bad, key):
     with pytest.raises(LisError) as e:
         settings_from(bad)
