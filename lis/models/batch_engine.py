@@ -39,6 +39,7 @@ about 50 ms and drops their sequences from the batch.
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import secrets
 import threading
@@ -140,6 +141,7 @@ class BatchEngine:
         self._thread = threading.Thread(target=_work, args=(weakref.ref(self),), name=f"lis-batch-{name}",
                                         daemon=True)
         self._thread.start()
+        _LIVE.add(self)
 
     # -- callers -----------------------------------------------------------------------------
     def generate(self, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 1.0,
@@ -471,6 +473,21 @@ def _growing(cache: Any) -> Any:
 
 
 _GrowingLayer: Any = None
+
+
+_LIVE: "weakref.WeakSet[BatchEngine]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_engines() -> None:
+    """Stop every engine's worker before the interpreter finalises: a daemon thread still ticking then
+    is ended by CPython inside torch's C++ frames, which aborts the process ("terminate called without
+    an active exception", SIGABRT) after the command's work is done and its outputs written."""
+    for engine in list(_LIVE):
+        try:
+            engine.close()
+        except Exception:  # noqa: BLE001 - exiting: nothing to report to
+            pass
 
 
 def _work(ref: "weakref.ref[BatchEngine]") -> None:

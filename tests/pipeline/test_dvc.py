@@ -9,7 +9,8 @@ small_matrix: GRPO on files and the LLM-RL baseline, math and long context):
   exactly the stages that import it;
   two experiments (`dvc exp run -S`) on a cheap knob (the sandbox memory benchmark's settling time:
   sandbox_memory, storage and report re-run) compared with `dvc exp show`, `dvc metrics diff` and
-  `dvc plots diff`.
+  `dvc plots diff`; and the data-source ablation of Table 7 as an experiment on params alone
+  (`-S jobs.grpo_data=[files,math]`): only GRPO on the math variant and its evaluations run.
 """
 from __future__ import annotations
 
@@ -181,5 +182,16 @@ def test_dvc_runs_reruns_nothing_travels_through_the_remote_and_compares_experim
     assert len(curves) == 1, sorted(plots)
     revisions = {rev for entry in plots[curves[0]] for rev in entry.get("revisions", [])}
     assert revisions == set(EXPERIMENTS), plots[curves[0]]
+
+    # the data-source ablation (Table 7) by params alone: GRPO on the math variant beside files, evaluated
+    r = dvc(repo, "exp", "run", "-n", "ablation-math", "-S", "jobs.grpo_data=[files,math]",
+            "-S", "jobs.models=[grpo-files,llm-rl,grpo-math]")
+    ran = stages_run(r.stdout)
+    assert "grpo@math" in ran and "grpo@files" not in ran and "llm_rl" not in ran and "sft" not in ran, ran
+    assert "eval_sandbox@grpo-math-math" in ran and "report" in ran, ran
+    ablation = json.loads((repo / "data/train/runs/grpo-math/metrics.json").read_text())
+    assert ablation["data"] == "math" and ablation["steps"] >= 1 and ablation["errors"] == 0, ablation
+    table7 = (repo / "paper_figures/tables/table7_data_ablation.csv").read_text().splitlines()
+    assert len(table7) == 3 and table7[1].startswith("files") and table7[2].startswith("math"), table7
 
     print(f"\ndvc timings (s): full repro {full_s:.0f}, no-op repro {noop_s:.1f} ({noop_cpu_s:.1f} CPU)")
