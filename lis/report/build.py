@@ -52,6 +52,21 @@ def _timings(ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
+def _stage_shares(timings: list[dict[str, Any]]) -> dict[str, Any]:
+    """Recorded stage time per kind of stage and its share (logged: GRPO's share of the run)."""
+    by_stage: dict[str, float] = {}
+    for x in timings:
+        by_stage[x["stage"]] = by_stage.get(x["stage"], 0.0) + float(x["wall_s"])
+    total = sum(by_stage.values())
+    if not total:
+        return {}
+    order = sorted(by_stage.items(), key=lambda kv: -kv[1])
+    log.info("recorded stage time %.0f s (stages run side by side: a sum, not the pipeline's wall time): %s", total,
+             ", ".join(f"{k} {v:.0f} s ({100 * v / total:.0f} %)" for k, v in order))
+    return {"total_s": round(total, 1), "stages": {k: {"wall_s": round(v, 1), "share": round(v / total, 4)}
+                                                   for k, v in order}}
+
+
 def _figure1_grid(ctx: Context) -> tuple[list[dict[str, Any]], list[str], list[str], list[str]]:
     domains = ctx.benchmark_domains()
     grid, files = [], []
@@ -135,12 +150,14 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
         note.write_text("The trajectory viewer is off (report.trajectories: false): no episode pages here.\n")
         written.append(note)
     timings = _timings(ctx)
+    shares = _stage_shares(timings)
     sections = {s: hash_obj(data.get(s)) for s in SECTIONS if s in data}
     git = git_state(root)
     written += write_index(out, title=str(data["report"]["title"]), profile=profile, git=git, image_manifest=image,
                            tables=tables, figures=figs, hashes=dict(ctx.reader.read), section_hashes=sections,
                            params_hash=hash_obj({s: data.get(s) for s in SECTIONS}), timings=timings,
                            extra={"learning_check": check, "report_s": round(time.monotonic() - t0, 2),
+                                  "stage_time_shares": shares,
                                   "min_n": ctx.fmt.min_n, "paper_version": ctx.paper_version,
                                   "paper_identities": {k: {"paper_model": v.paper_model, "training": v.training,
                                                            "how": v.how} for k, v in ctx.identities.items()}},
