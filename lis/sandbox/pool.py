@@ -101,6 +101,11 @@ class SandboxPool:
         for _ in range(need):
             threading.Thread(target=self._fill_one, daemon=True).start()
 
+    @property
+    def ready(self) -> int:
+        """Warm sandboxes started and waiting to be handed out."""
+        return self._ready.qsize()
+
     def acquire(self, timeout: float | None = None) -> Sandbox:
         """A started sandbox (warm when one is ready). Blocks while max_concurrent are out."""
         if self._closed:
