@@ -13,12 +13,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 
-def default_vllm() -> dict[str, Any]:
-    """``grpo.vllm``: where the policy generates (see :mod:`lis.train.grpo.vllm_server`)."""
-    return {"mode": "none", "base_url": "http://127.0.0.1:8000", "model": None,
-            "logprobs_mode": "processed_logprobs", "timeout_s": 240.0, "command": None, "startup_timeout_s": 1800.0}
-
-
 @dataclass
 class GRPOSettings:
     prompts_per_step: int = 8
@@ -47,7 +41,8 @@ class GRPOSettings:
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
-    vllm: dict[str, Any] = field(default_factory=default_vllm)   # none: in-process generation | server
+    vllm: dict[str, Any] = field(default_factory=lambda: {"mode": "none"})   # grpo.vllm: where the policy
+    # generates (mode none: in the training process; checked, with its defaults, by ServerMode.from_settings)
 
     def key(self) -> dict[str, Any]:
         """What a checkpoint depends on: the recipe, not where generation runs (a run resumes after
@@ -59,8 +54,6 @@ class GRPOSettings:
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}.items()
                   if k in names}
-        if "vllm" in values:
-            values["vllm"] = {**default_vllm(), **(values["vllm"] or {})}
         return cls(**values)
 
     @property

@@ -79,9 +79,9 @@ class ServerMode:
                                     or not all(isinstance(c, (str, int)) for c in command)):
             raise LisError(f"{WHERE}.command must be a command line (a string or a list), got {command!r}",
                            "e.g. [trl, vllm-serve, --model, '{model}', --port, '8000'], or null")
-        return cls(url, v.get("model"), str(v.get("logprobs_mode", "processed_logprobs")),
-                   float(v.get("timeout_s", 240.0)), tuple(str(c) for c in command) if command else None,
-                   float(v.get("startup_timeout_s", 1800.0)))
+        cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float}
+        given = {k: f(v[k]) for k, f in cast.items() if v.get(k) is not None}   # the rest: the fields' defaults
+        return cls(url, command=tuple(str(c) for c in command) if command else None, **given)
 
     # -- TRL ----------------------------------------------------------------------------------
     def trl_config(self) -> dict[str, Any]:
