@@ -19,11 +19,22 @@ generator (a fresh ``torch.Generator`` seeded with ``seed``, else the ``generato
 random one), drawn with the same rule as :func:`lis.models.sampler.sample` (:func:`pick_token`):
 ids, log-probabilities (``log_softmax(logits / temperature)`` of the raw logits) and stop rule
 are the sampler's. The batch's cache appends into buffers with 25% room to grow (instead of
-copying the whole cache at every step, as transformers' ``DynamicCache`` does). A request alone in the engine computes exactly what ``sample`` computes (the
+copying the whole cache at every step, as transformers' ``DynamicCache`` does). A request alone
+in the engine, prefilled whole (no cached prefix), computes exactly what ``sample`` computes (the
 same kernels, bit for bit); in a batch the matrix products run with more rows and float
 rounding differs (on the CPU about 4e-6 on a logit): greedy ids stay the same unless two
 logits tie within that, and seeded draws stay the same unless a uniform draw lands within
 that of a boundary between two tokens.
+
+Prefix cache: the KV cache of every finished sequence (its prompt and the ids it drew) is kept,
+least recently used first out, within ``prefix_cache_mb``. A request prefills only what follows
+the longest prefix it shares with a kept sequence, on top of that sequence's cache cut to the
+shared length: an agent's next turn (its conversation plus the environment's reply) prefills the
+reply alone, and a new episode's first turn reuses the system prompt and tool schemas every
+episode starts with — vLLM's automatic prefix caching, for the local engine. A kept sequence is
+dropped once a longer one extends it. Logits then come from a prefill split in two, which agrees
+with one whole prefill up to float rounding (as in a batch, above); ``prefix_cache_mb=0`` turns
+it off.
 
 Memory: a batch holds at most ``max_batch`` sequences and its KV cache at most
 ``max_batch_tokens`` token positions (rows x padded length); a request is admitted when the batch
@@ -45,9 +56,10 @@ import secrets
 import threading
 import time
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 from lis.models.base import ModelError
@@ -57,6 +69,7 @@ from lis.util import cancel
 log = logging.getLogger("lis.models.batch")
 
 DEFAULT_MAX_BATCH_TOKENS = 1 << 17  # KV-cache positions of a whole batch (rows x padded length)
+DEFAULT_PREFIX_CACHE_MB = 256       # KV caches of finished sequences kept for the next turn's prompt
 POLL_S = 0.05                       # how often a waiting caller looks at the cancellation flag
 IDLE_S = 0.5                        # how often an idle worker checks that its engine still exists
 BATCHABLE_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
@@ -107,14 +120,16 @@ class BatchEngine:
     sequences decoded together at most. ``max_wait_s``: when the engine is idle, how long the
     first request waits for others to arrive before the first step (later arrivals join the
     running batch at its next step). ``max_batch_tokens``: the KV-cache budget of a batch.
+    ``prefix_cache_mb``: memory for the caches of finished sequences (0: no prefix cache).
     """
 
     def __init__(self, model: Any, stop_ids: set[int], max_batch: int = 64, max_wait_s: float = 0.005, *,
-                 max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS, name: str = "local"):
-        if int(max_batch) < 1 or float(max_wait_s) < 0 or int(max_batch_tokens) < 1:
-            raise ModelError(f"model '{name}': batch engine needs max_batch >= 1, max_wait_s >= 0 and "
-                             f"max_batch_tokens >= 1 (got {max_batch}, {max_wait_s}, {max_batch_tokens})",
-                             "fix the engine settings")
+                 max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS, prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB,
+                 name: str = "local"):
+        if int(max_batch) < 1 or float(max_wait_s) < 0 or int(max_batch_tokens) < 1 or float(prefix_cache_mb) < 0:
+            raise ModelError(f"model '{name}': batch engine needs max_batch >= 1, max_wait_s >= 0, "
+                             f"max_batch_tokens >= 1 and prefix_cache_mb >= 0 (got {max_batch}, {max_wait_s}, "
+                             f"{max_batch_tokens}, {prefix_cache_mb})", "fix the engine settings")
         self.model = model
         self.name = name
         self.stop_ids = frozenset(int(i) for i in stop_ids)
@@ -129,7 +144,9 @@ class BatchEngine:
             log.info("model %s: its cache is not a plain key/value cache; generating one request at a time", name)
         # what the worker reports (read-only for others)
         self.stats = {"steps": 0, "rows_stepped": 0, "max_rows": 0, "prefills": 0, "shared_prefills": 0,
-                      "tokens": 0}
+                      "tokens": 0, "prefill_tokens": 0, "prefix_hits": 0, "prefix_tokens": 0}
+        self._prefixes = _PrefixStore(int(float(prefix_cache_mb) * (1 << 20)))  # worker thread only
+        self._forget = False
         self._cond = threading.Condition()
         self._queue: deque[_Request] = deque()
         self._closed = False
@@ -181,6 +198,13 @@ class BatchEngine:
         if req.error is not None:
             raise req.error
         return Draw(list(req.ids), list(req.logprobs), req.stopped)
+
+    def forget_prefixes(self) -> None:
+        """Drop every kept cache before the next request is admitted: call it when the model's
+        weights changed (a training step), since the kept keys and values were computed with the old
+        ones."""
+        with self._cond:
+            self._forget = True
 
     def close(self) -> None:
         """Stop the worker; waiting and later calls raise ModelError. Idempotent."""
@@ -272,6 +296,9 @@ class BatchEngine:
                         self._cond.wait(left)
                 if self._closed:
                     return None
+            if self._forget:
+                self._prefixes.clear()
+                self._forget = False
             admitted: list[_Request] = []
             while self._queue:
                 req = self._queue[0]
@@ -317,16 +344,24 @@ class BatchEngine:
             from transformers import DynamicCache
 
             cache = DynamicCache()
-            ids = torch.tensor([prompt], dtype=torch.long, device=self.device)
+            start = 0
+            start, layers = self._prefixes.longest(prompt)
+            if layers:  # a cached prefix (the conversation so far, the system prompt): prefill the rest
+                for i, (k, v) in enumerate(layers):
+                    cache.update(k[:, :, :start], v[:, :, :start], i)
+                self.stats["prefix_hits"] += 1
+                self.stats["prefix_tokens"] += start
+            ids = torch.tensor([prompt[start:]], dtype=torch.long, device=self.device)
             out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, **last_logits_kwargs(self.model))
             self.stats["prefills"] += 1
+            self.stats["prefill_tokens"] += len(prompt) - start
             self.stats["shared_prefills"] += len(group) - 1
             logits = out.logits[0, -1].float()
             del out
             joining = []
             for req in group:
                 if req.penalised:
-                    req.seen = ids[0]
+                    req.seen = torch.tensor(prompt, dtype=torch.long, device=self.device)
                 tok, lp = pick_token(logits, req.seen, req.generator, req.temperature, req.top_k, req.top_p,
                                      req.repetition_penalty)
                 if not self._record(req, tok, lp):
@@ -338,8 +373,9 @@ class BatchEngine:
             for req in group:
                 req.fail(_failed(self.name, f"the prefill of a {len(prompt)}-token prompt", e))
 
-    def _record(self, req: _Request, tok: int, lp: float) -> bool:
-        """Append a drawn token; True when the sequence is done (stop id or max_new_tokens)."""
+    def _record(self, req: _Request, tok: int, lp: float, signal: bool = True) -> bool:
+        """Append a drawn token; True when the sequence is done (stop id or max_new_tokens). Its
+        caller is woken here unless ``signal`` is false (then the caller of ``_record`` does it)."""
         req.ids.append(tok)
         req.logprobs.append(lp)
         self.stats["tokens"] += 1
@@ -349,7 +385,8 @@ class BatchEngine:
             if req.penalised:
                 req.seen = torch.cat([req.seen, torch.tensor([tok], dtype=torch.long, device=self.device)])
             return False
-        req.done.set()
+        if signal:
+            req.done.set()
         return True
 
     def _join(self, cache: Any, reqs: list[_Request], length: int) -> None:
@@ -402,8 +439,21 @@ class BatchEngine:
                 continue
             tok, lp = pick_token(logits[i], req.seen, req.generator, req.temperature, req.top_k, req.top_p,
                                  req.repetition_penalty)
-            self._record(req, tok, lp)
+            if self._record(req, tok, lp, signal=False):
+                if self._prefixes.budget:
+                    self._keep(i, req)  # kept before its caller wakes: its next turn finds it
+                req.done.set()
         self._drop(lambda r: r.done.is_set() or r.abandoned)
+
+    def _keep(self, row: int, req: _Request) -> None:
+        """Put a finished row's cache (its prompt and every drawn id but the last, which was never
+        fed) into the prefix store; its real positions are the row's last ``pos`` columns."""
+        n = req.pos
+        if n != len(req.prompt) + len(req.ids) - 1:
+            return
+        layers = [(layer.keys[row:row + 1, :, -n:].clone(), layer.values[row:row + 1, :, -n:].clone())
+                  for layer in self._cache.layers]
+        self._prefixes.put(req.prompt + req.ids[:-1], layers)
 
     def _drop(self, leaves: Callable[[_Request], bool]) -> None:
         """Remove the rows for which ``leaves`` is true; cut the columns that only held padding."""
@@ -473,6 +523,68 @@ def _growing(cache: Any) -> Any:
 
 
 _GrowingLayer: Any = None
+
+
+class _PrefixStore:
+    """KV caches of finished sequences with their ids: least recently used out past ``budget`` bytes."""
+
+    MIN_SHARED = 16   # a shorter shared prefix is prefilled again (not worth the copy)
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self._entries: OrderedDict[int, tuple[np.ndarray, list[tuple[torch.Tensor, torch.Tensor]], int]] = OrderedDict()
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self) -> list[tuple[int, ...]]:
+        return [tuple(int(t) for t in ids) for ids, _, _ in self._entries.values()]
+
+    def put(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        if size > self.budget:
+            return
+        arr = np.asarray(ids, dtype=np.int64)
+        n = len(arr)
+        for key in [k for k, (old, _, _) in self._entries.items()
+                    if len(old) <= n and np.array_equal(arr[:len(old)], old)]:
+            self._remove(key)  # the conversation went on: the longer one replaces it
+        self._entries[self._next] = (arr, layers, size)
+        self._next += 1
+        self.used += size
+        while self.used > self.budget:
+            self._remove(next(iter(self._entries)))
+
+    def longest(self, prompt: list[int]) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
+        """The longest prefix ``prompt`` shares with a kept sequence, at most all but its last token
+        (something must be prefilled for the next logits), and that sequence's layers; (0, None)
+        when none shares ``MIN_SHARED`` tokens."""
+        if not self._entries:
+            return 0, None
+        p = np.asarray(prompt, dtype=np.int64)
+        cap = len(p) - 1
+        best, best_key = 0, None
+        for key, (ids, _, _) in self._entries.items():
+            m = min(len(ids), cap)
+            if m <= best:
+                continue
+            diff = np.flatnonzero(ids[:m] != p[:m])
+            shared = int(diff[0]) if diff.size else m
+            if shared > best:
+                best, best_key = shared, key
+        if best_key is None or best < self.MIN_SHARED:
+            return 0, None
+        self._entries.move_to_end(best_key)
+        return best, self._entries[best_key][1]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.used = 0
+
+    def _remove(self, key: int) -> None:
+        self.used -= self._entries.pop(key)[2]
 
 
 _LIVE: "weakref.WeakSet[BatchEngine]" = weakref.WeakSet()

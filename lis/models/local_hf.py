@@ -60,14 +60,15 @@ class LocalHFModel:
 
     Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first
     use): ``max_batch`` sequences at most per forward pass, ``max_batch_tokens`` KV-cache
-    positions at most per batch. A call alone computes exactly what
+    positions at most per batch, ``prefix_cache_mb`` for the caches of finished turns (an agent's
+    next turn prefills only what the environment added; None: the engine's default, 0: off). A call alone computes exactly what
     :func:`lis.models.sampler.sample` computes; calls batched together agree with it up to float
     rounding (see the engine's doc).
     """
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "local", sampling: Sampling | None = None,
                  seed: int | None = None, max_context: int | None = None, max_batch: int = 64,
-                 max_batch_tokens: int | None = None):
+                 max_batch_tokens: int | None = None, prefix_cache_mb: float | None = None):
         import torch
 
         self.name = name
@@ -81,6 +82,7 @@ class LocalHFModel:
         self._generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
         self.max_batch = max_batch
         self.max_batch_tokens = max_batch_tokens
+        self.prefix_cache_mb = prefix_cache_mb
         self._engine: BatchEngine | None = None
         self._engine_lock = threading.Lock()
 
@@ -126,10 +128,12 @@ class LocalHFModel:
         """The batching engine every generation goes through (started on first use)."""
         with self._engine_lock:
             if self._engine is None:
-                from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, BatchEngine
+                from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_PREFIX_CACHE_MB, BatchEngine
 
-                self._engine = BatchEngine(self.model, self.stop_ids, max_batch=self.max_batch, name=self.name,
-                                           max_batch_tokens=self.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS)
+                self._engine = BatchEngine(
+                    self.model, self.stop_ids, max_batch=self.max_batch, name=self.name,
+                    max_batch_tokens=self.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS,
+                    prefix_cache_mb=DEFAULT_PREFIX_CACHE_MB if self.prefix_cache_mb is None else self.prefix_cache_mb)
             return self._engine
 
     def use_engine(self, engine: Any) -> None:
@@ -145,6 +149,14 @@ class LocalHFModel:
             self.max_context = min(self.max_context, int(limit))
         if old is not None and old is not engine:
             old.close()
+
+    def weights_changed(self) -> None:
+        """The model was trained in place: the engine forgets the caches it kept of earlier turns."""
+        with self._engine_lock:
+            engine = self._engine
+        forget = getattr(engine, "forget_prefixes", None)
+        if forget is not None:
+            forget()
 
     def close(self) -> None:
         """Stop the engine's worker thread (it also ends by itself once the model is dropped)."""

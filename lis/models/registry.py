@@ -22,7 +22,8 @@ BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
 BACKEND_KEYS = {
     "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "serve"},
-    "local": {"model", "path", "device", "dtype", "seed", "max_context", "max_batch", "max_batch_tokens"},
+    "local": {"model", "path", "device", "dtype", "seed", "max_context", "max_batch", "max_batch_tokens",
+              "prefix_cache_mb"},
     "scripted": {"replies"},
 }
 
@@ -72,7 +73,8 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                          f"set models.{name}.model to a transformers model folder")
     return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"), dtype=spec.get("dtype", "auto"),
                              sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"),
-                             max_batch=int(spec.get("max_batch", 64)), max_batch_tokens=spec.get("max_batch_tokens"))
+                             max_batch=int(spec.get("max_batch", 64)), max_batch_tokens=spec.get("max_batch_tokens"),
+                             prefix_cache_mb=spec.get("prefix_cache_mb"))
 
 
 def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:

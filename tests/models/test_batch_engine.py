@@ -1,8 +1,8 @@
 """BatchEngine on the tiny model: concurrent calls batched into one forward pass per step give what
 the one-at-a-time sampler gives; seeds, stop ids, limits, many threads, cancellation, errors.
 
-Float note (measured here): a request alone in the engine is bit-identical to
-lis.models.sampler.sample; in a batch the matrix products have more rows, so CPU BLAS rounds
+Float note (measured here): a request alone in the engine, prefilled whole, is bit-identical to
+lis.models.sampler.sample; after a cached prefix, or in a batch, the matrix products have more rows, so CPU BLAS rounds
 differently (logits differ by up to ~5e-6, log-probs by ~5e-6). The greedy ids and the seeded draws
 below are asserted equal; the log-probs within 1e-4.
 """
@@ -62,7 +62,8 @@ def assert_same(draw, ref):
 
 
 def test_alone_it_computes_exactly_what_the_sampler_computes(tiny_model, prompts):
-    with BatchEngine(tiny_model.model, tiny_model.stop_ids) as engine:
+    # no kept prefix (a prefill split in two rounds differently: the prefix-cache tests below)
+    with BatchEngine(tiny_model.model, tiny_model.stop_ids, prefix_cache_mb=0) as engine:
         for p in prompts[:3]:
             for kw in ({"temperature": 0}, {"temperature": 0.8, "top_p": 0.9, "top_k": 40, "repetition_penalty": 1.2}):
                 ref = reference(tiny_model.model, p, 24, tiny_model.stop_ids, seed=5, **kw)
@@ -131,6 +132,84 @@ def test_a_generator_gives_a_reproducible_sequence_of_calls(tiny_model, prompts)
         draws = [[engine.generate(prompts[0], 16, generator=g).ids for _ in range(3)]
                  for g in (torch.Generator().manual_seed(3), torch.Generator().manual_seed(3))]
     assert draws[0] == draws[1] and draws[0][0] != draws[0][1]
+
+
+def test_a_next_turn_prefills_only_what_was_added_to_its_conversation(tiny_model, prompts):
+    """The prefix cache: turn 2 (turn 1's prompt + its drawn ids + an environment reply) reuses turn 1's
+    cache and prefills only the new tokens; it draws what a whole prefill draws (greedy ids equal,
+    log-probs within rounding). A longer kept sequence replaces the one it extends; the budget holds;
+    prefix_cache_mb=0 turns it off; forget_prefixes drops what was kept."""
+    reply = prompts[1][-30:]                      # some environment ids
+    with BatchEngine(tiny_model.model, set()) as engine:
+        first = engine.generate(prompts[0], 20, temperature=0)
+        second_prompt = prompts[0] + first.ids + reply
+        second = engine.generate(second_prompt, 20, temperature=0)
+        stats = dict(engine.stats)
+        store = engine._prefixes
+        kept = store.keys()
+    assert_same(second, reference(tiny_model.model, second_prompt, 20, temperature=0))
+    assert stats["prefix_hits"] == 1 and stats["prefix_tokens"] == len(prompts[0]) + 19
+    assert stats["prefill_tokens"] == len(prompts[0]) + (len(second_prompt) - len(prompts[0]) - 19)
+    assert [len(k) for k in kept] == [len(second_prompt) + len(second.ids) - 1], (len(second_prompt), second.stopped)
+    assert kept == [tuple(second_prompt + second.ids[:-1])]   # turn 1's entry was replaced by turn 2's
+    assert second.ids == reference(tiny_model.model, second_prompt, 20, temperature=0).ids
+    assert 0 < store.used <= store.budget
+
+    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=0) as engine:
+        engine.generate(prompts[0], 20, temperature=0)
+        engine.generate(second_prompt, 20, temperature=0)
+        assert engine.stats["prefix_hits"] == 0 and len(engine._prefixes) == 0
+        assert engine.stats["prefill_tokens"] == len(prompts[0]) + len(second_prompt)
+
+    with BatchEngine(tiny_model.model, set()) as engine:   # the weights changed (a training step): forgotten
+        engine.generate(prompts[0], 20, temperature=0)
+        engine.forget_prefixes()
+        engine.generate(second_prompt, 20, temperature=0)
+        assert engine.stats["prefix_hits"] == 0
+
+    tiny = 2 * 2 * 2 * 16 * 4 * (len(prompts[0]) + 19) / (1 << 20) * 1.5   # room for about one sequence
+    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=tiny) as engine:
+        for p in prompts[:3]:
+            engine.generate(p, 20, temperature=0)
+        assert len(engine._prefixes) == 1 and engine._prefixes.used <= engine._prefixes.budget
+
+
+def test_a_new_episode_reuses_the_system_prompt_it_shares_with_an_earlier_one(tiny_model, prompts):
+    """Two tasks' first turns share the system prompt and tool schemas: the second prefills only
+    from where they differ, and draws what a whole prefill draws."""
+    a, b = prompts[0], prompts[1]
+    shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    assert shared > 100
+    with BatchEngine(tiny_model.model, set()) as engine:
+        engine.generate(a, 8, temperature=0)
+        got = engine.generate(b, 8, temperature=0)
+        stats = dict(engine.stats)
+    assert stats["prefix_hits"] == 1 and stats["prefix_tokens"] == shared
+    assert stats["prefill_tokens"] == len(a) + len(b) - shared
+    assert_same(got, reference(tiny_model.model, b, 8, temperature=0))
+
+
+def test_concurrent_agents_reuse_their_own_turns(tiny_model, prompts):
+    """Eight conversations of three turns each, at once (a GRPO group): every later turn hits its own
+    conversation's cache, and each conversation's draws equal the sampler's on the whole prompt."""
+    reply = prompts[2][-25:]
+
+    def conversation(i):
+        prompt, draws = list(prompts[i % 4]), []
+        for turn in range(3):
+            d = engine.generate(prompt, 12, seed=1000 * i + turn, temperature=1.0)
+            draws.append((list(prompt), d))
+            prompt = prompt + d.ids + reply
+        return draws
+
+    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2) as engine:
+        got = in_threads(conversation, 8)
+        stats = dict(engine.stats)
+    assert stats["prefix_hits"] == 16
+    for i, draws in enumerate(got):
+        for turn, (prompt, d) in enumerate(draws):
+            ref = reference(tiny_model.model, prompt, 12, seed=1000 * i + turn, temperature=1.0)
+            assert_same(d, ref)
 
 
 def test_stop_ids_and_max_new_tokens_are_honoured(tiny_model, prompts):

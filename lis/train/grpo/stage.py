@@ -137,7 +137,9 @@ def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mod
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
     workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
-    with SandboxPool(sandbox, max_concurrent=workers, warm=min(workers, 8)) as pool:
+    # every episode of a step finds its sandbox started; the next step's start while the trainer updates
+    # (on 2 cores: rollouts 10.8 -> 8.4 s per step of 32 episodes against warm=8)
+    with SandboxPool(sandbox, max_concurrent=workers, warm=workers) as pool:
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode, ckpt_dir=ckpt,
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
 

@@ -177,6 +177,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         with _full_model(trainer) as model:
             if state["policy"] is None or state["policy"].model is not model:
                 state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed)
+            else:
+                state["policy"].weights_changed()  # the kept turns' caches are the previous step's weights
             was_training = model.training
             model.eval()
             try:

@@ -6,7 +6,9 @@ The same ``samples`` episodes of one task (one GRPO group: different seeds) run 
 the other, each alone (pool of 1), and all at once (pool of ``samples``, turns batched by the
 policy's engine). The claim checked: the group finishes within 1.5× the longest episode's time.
 Both the longest episode *alone* and the longest *inside the group* are reported, with the
-sequential total, so the ratio can be read either way.
+sequential total, so the ratio can be read either way. The group then runs once more with the
+engine's prefix cache off (every turn prefills the whole conversation): the baseline of the
+prefix cache's speed-up, measured in the same run.
 """
 from __future__ import annotations
 
@@ -28,11 +30,23 @@ def bench_group(policy: Any, task: Any, agent_cfg, sandbox_config, settings, sam
             r = run_episode(task, policy, agent_cfg, settings, pool=pool, seed=s)
             alone.append({"wall_s": time.monotonic() - t0, "turns": r.stats["turns"],
                           "termination": r.stats["termination"], "tokens": r.stats["episode_tokens"]})
-    with SandboxPool(sandbox_config, max_concurrent=samples, warm=samples) as pool:
-        time.sleep(min(10.0, 0.5 * samples))  # warm sandboxes started: time episodes, not container starts
-        t0 = time.monotonic()
-        group = run_group([task] * samples, policy, agent_cfg, settings, pool=pool, seeds=seeds)
-        group_s = time.monotonic() - t0
+
+    def timed_group(prefix_cache_mb: float | None) -> tuple[list, float, dict]:
+        policy.close()                        # a fresh engine with this prefix cache
+        policy.prefix_cache_mb = prefix_cache_mb
+        with SandboxPool(sandbox_config, max_concurrent=samples, warm=samples) as pool:
+            deadline = time.monotonic() + 60  # warm sandboxes started: time episodes, not container starts
+            while pool.ready < samples and time.monotonic() < deadline:
+                time.sleep(0.1)
+            t0 = time.monotonic()
+            out = run_group([task] * samples, policy, agent_cfg, settings, pool=pool, seeds=seeds)
+            took = time.monotonic() - t0
+        return out, took, dict(policy.engine.stats)
+
+    group, group_s, stats = timed_group(None)
+    _, plain_s, plain_stats = timed_group(0)
+    policy.close()
+    policy.prefix_cache_mb = None
     longest_alone = max(a["wall_s"] for a in alone)
     longest_in_group = max(r.stats["wall_s"] for r in group)
     sequential = sum(a["wall_s"] for a in alone)
@@ -44,6 +58,10 @@ def bench_group(policy: Any, task: Any, agent_cfg, sandbox_config, settings, sam
         "group_over_longest_in_group": round(group_s / longest_in_group, 2) if longest_in_group else None,
         "speedup_vs_sequential": round(sequential / group_s, 2) if group_s else None,
         "within_1_5x_longest": group_s <= 1.5 * longest_alone,
+        "group_without_prefix_cache_s": round(plain_s, 2),
+        "prefix_cache_speedup": round(plain_s / group_s, 2) if group_s else None,
+        "prefill_tokens": stats.get("prefill_tokens"), "prefill_tokens_without_prefix_cache": plain_stats.get("prefill_tokens"),
+        "prefix_hits": stats.get("prefix_hits"),
         "turns_alone": [a["turns"] for a in alone], "turns_group": [r.stats["turns"] for r in group],
         "terminations_group": [r.stats["termination"] for r in group],
     }
