@@ -7,9 +7,11 @@ Inputs are the evaluation's trajectory records of the held-out context tasks (do
 ``instruct_pretrain``, sandbox mode) per model. Per model: the mean reward with a 95% bootstrap
 interval over tasks, n, and errors (infrastructure errors are not rewards of 0: left out and
 counted, as everywhere). The treatment is compared with the control *paired by task* (the same
-held-out tasks, repeat by repeat): the mean difference with a 95% paired-bootstrap interval, the
-counts of tasks won / lost / tied, and a two-sided sign-flip permutation p-value (exact when there
-are at most 20 non-zero differences, else 20,000 seeded random flips). Nothing is tuned here:
+held-out tasks): a task's reward is the mean over its scored repeats (``eval.repeats``), so the
+unit of the test is the task, not the episode — repeats of one task are not independent pairs.
+Reported: the mean difference with a 95% paired-bootstrap interval over tasks, the counts of tasks
+won / lost / tied, and a two-sided sign-flip permutation p-value (exact when there are at most 20
+non-zero differences, else 20,000 seeded random flips). Nothing is tuned here:
 the numbers are what the runs gave.
 """
 from __future__ import annotations
@@ -60,15 +62,24 @@ def _scored(records: list[dict[str, Any]]) -> dict[str, float]:
     return {f"{r['task_id']}#{r.get('repeat', 0)}": float(r["reward"]) for r in records if r.get("reward") is not None}
 
 
+def _by_task(records: list[dict[str, Any]]) -> dict[str, float]:
+    """mean reward over its scored repeats, by task."""
+    rewards: dict[str, list[float]] = {}
+    for key, reward in _scored(records).items():
+        rewards.setdefault(key.rsplit("#", 1)[0], []).append(reward)
+    return {task: sum(xs) / len(xs) for task, xs in rewards.items()}
+
+
 def model_summary(records: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     rewards = list(_scored(records).values())
-    return {"n": len(records), "scored": len(rewards), "errors": len(records) - len(rewards),
-            "accuracy": round(_mean(rewards), 4) if rewards else None, "ci95": bootstrap_ci(rewards, seed),
+    tasks = list(_by_task(records).values())
+    return {"n": len(records), "scored": len(rewards), "errors": len(records) - len(rewards), "tasks": len(tasks),
+            "accuracy": round(_mean(rewards), 4) if rewards else None, "ci95": bootstrap_ci(tasks, seed),
             "solved": sum(1 for x in rewards if x >= 1.0)}
 
 
 def paired(treatment: list[dict[str, Any]], control: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
-    a, b = _scored(treatment), _scored(control)
+    a, b = _by_task(treatment), _by_task(control)
     keys = sorted(set(a) & set(b))
     diffs = [a[k] - b[k] for k in keys]
     return {"n_pairs": len(keys), "mean_difference": round(_mean(diffs), 4) if diffs else None,

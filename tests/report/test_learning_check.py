@@ -37,3 +37,18 @@ def test_paired_comparison_and_errors_are_not_zeros():
 def test_no_difference_is_said_plainly():
     check = learning_check({"a": recs([1, 0, 1, 0]), "b": recs([0, 1, 0, 1])}, "a", "b")
     assert verdict(check).startswith("no significant difference") and check["comparison"]["p_value"] == 1.0
+
+
+def test_repeats_are_averaged_per_task_before_pairing():
+    """Four repeats of three tasks: three pairs (the task is the unit), not twelve."""
+    def reps(rewards_by_task):
+        return [{"task_id": f"t{i}", "repeat": k, "reward": r}
+                for i, rs in enumerate(rewards_by_task) for k, r in enumerate(rs)]
+    sft = reps([[0, 0, 1, 0], [1, 1, 1, 1], [0, 0, 0, 0]])
+    grpo = reps([[1, 1, 1, 0], [1, 1, 1, 1], [0, 1, 0, 0]])
+    check = learning_check({"sft": sft, "grpo": grpo}, "grpo", "sft")
+    c = check["comparison"]
+    assert (c["n_pairs"], c["wins"], c["losses"], c["ties"]) == (3, 2, 0, 1)
+    assert c["mean_difference"] == round((0.5 + 0 + 0.25) / 3, 4) and c["p_value"] == 0.5
+    s = check["models"]["sft"]
+    assert (s["n"], s["scored"], s["tasks"], s["accuracy"]) == (12, 12, 3, round(5 / 12, 4))

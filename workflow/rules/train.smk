@@ -27,6 +27,7 @@ rule context_tasks:
 
 
 rule base:
+    priority: 50  # the training chain is the run's critical path: ahead of evaluations when a core frees
     input:
         context="data/train/context/files.jsonl",
         samples=files_under(P.section("tasks")["samples_dir"]),
@@ -44,6 +45,7 @@ rule base:
 
 
 rule teacher:
+    priority: 50
     input:
         context="data/train/context/files.jsonl",
         image="data/image/manifest.json",
@@ -64,6 +66,7 @@ rule teacher:
 
 
 rule sft:
+    priority: 50
     input:
         base="data/models/base",
         data="data/train/teacher/trajectories.jsonl",
@@ -81,6 +84,7 @@ rule sft:
 
 
 rule grpo:
+    priority: 40
     input:
         init="data/models/sft",
         data="data/train/context/{variant}.jsonl",
