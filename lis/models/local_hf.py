@@ -61,9 +61,10 @@ class LocalHFModel:
     Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first
     use): ``max_batch`` sequences at most per forward pass, ``max_batch_tokens`` KV-cache
     positions at most per batch, ``prefix_cache_mb`` for the caches of finished turns (an agent's
-    next turn prefills only what the environment added; None: the engine's default, 0: off). A call alone computes exactly what
-    :func:`lis.models.sampler.sample` computes; calls batched together agree with it up to float
-    rounding (see the engine's doc).
+    next turn prefills only what the environment added; None: the engine's default, 0: off). A
+    call alone, prefilled whole, computes exactly what :func:`lis.models.sampler.sample` computes;
+    calls batched together or after a cached prefix agree with it up to float rounding (see the
+    engine's doc).
     """
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "local", sampling: Sampling | None = None,
