@@ -33,8 +33,9 @@ shared length: an agent's next turn (its conversation plus the environment's rep
 reply alone, and a new episode's first turn reuses the system prompt and tool schemas every
 episode starts with — vLLM's automatic prefix caching, for the local engine. A kept sequence is
 dropped once a longer one extends it. Logits then come from a prefill split in two, which agrees
-with one whole prefill up to float rounding (as in a batch, above); ``prefix_cache_mb=0`` turns
-it off.
+with one whole prefill up to float rounding (as in a batch, above), so the same seeded call made
+twice gives the same ids but log-probabilities equal only to ~1e-6. Off by default
+(``prefix_cache_mb=0``): measured on the CPU with the tiny model it saves prefill tokens, not time.
 
 Memory: a batch holds at most ``max_batch`` sequences and its KV cache at most
 ``max_batch_tokens`` token positions (rows x padded length); a request is admitted when the batch
@@ -69,7 +70,9 @@ from lis.util import cancel
 log = logging.getLogger("lis.models.batch")
 
 DEFAULT_MAX_BATCH_TOKENS = 1 << 17  # KV-cache positions of a whole batch (rows x padded length)
-DEFAULT_PREFIX_CACHE_MB = 256       # KV caches of finished sequences kept for the next turn's prompt
+DEFAULT_PREFIX_CACHE_MB = 0         # off: on the CPU it saved 8x the prefill tokens but no time (README,
+                                    # Performance), and it costs bit-exact repeats (a split prefill rounds
+                                    # differently); models.<name>.prefix_cache_mb turns it on
 POLL_S = 0.05                       # how often a waiting caller looks at the cancellation flag
 IDLE_S = 0.5                        # how often an idle worker checks that its engine still exists
 BATCHABLE_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})

@@ -61,7 +61,7 @@ class LocalHFModel:
     Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first
     use): ``max_batch`` sequences at most per forward pass, ``max_batch_tokens`` KV-cache
     positions at most per batch, ``prefix_cache_mb`` for the caches of finished turns (an agent's
-    next turn prefills only what the environment added; None: the engine's default, 0: off). A
+    next turn prefills only what the environment added; None: the engine's default, off). A
     call alone, prefilled whole, computes exactly what :func:`lis.models.sampler.sample` computes;
     calls batched together or after a cached prefix agree with it up to float rounding (see the
     engine's doc).

@@ -138,9 +138,9 @@ def test_a_next_turn_prefills_only_what_was_added_to_its_conversation(tiny_model
     """The prefix cache: turn 2 (turn 1's prompt + its drawn ids + an environment reply) reuses turn 1's
     cache and prefills only the new tokens; it draws what a whole prefill draws (greedy ids equal,
     log-probs within rounding). A longer kept sequence replaces the one it extends; the budget holds;
-    prefix_cache_mb=0 turns it off; forget_prefixes drops what was kept."""
+    off by default (prefix_cache_mb=0); forget_prefixes drops what was kept."""
     reply = prompts[1][-30:]                      # some environment ids
-    with BatchEngine(tiny_model.model, set()) as engine:
+    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:
         first = engine.generate(prompts[0], 20, temperature=0)
         second_prompt = prompts[0] + first.ids + reply
         second = engine.generate(second_prompt, 20, temperature=0)
@@ -155,13 +155,13 @@ def test_a_next_turn_prefills_only_what_was_added_to_its_conversation(tiny_model
     assert second.ids == reference(tiny_model.model, second_prompt, 20, temperature=0).ids
     assert 0 < store.used <= store.budget
 
-    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=0) as engine:
+    with BatchEngine(tiny_model.model, set()) as engine:   # the default: off
         engine.generate(prompts[0], 20, temperature=0)
         engine.generate(second_prompt, 20, temperature=0)
         assert engine.stats["prefix_hits"] == 0 and len(engine._prefixes) == 0
         assert engine.stats["prefill_tokens"] == len(prompts[0]) + len(second_prompt)
 
-    with BatchEngine(tiny_model.model, set()) as engine:   # the weights changed (a training step): forgotten
+    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:   # weights changed: forgotten
         engine.generate(prompts[0], 20, temperature=0)
         engine.forget_prefixes()
         engine.generate(second_prompt, 20, temperature=0)
@@ -180,7 +180,7 @@ def test_a_new_episode_reuses_the_system_prompt_it_shares_with_an_earlier_one(ti
     a, b = prompts[0], prompts[1]
     shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
     assert shared > 100
-    with BatchEngine(tiny_model.model, set()) as engine:
+    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:
         engine.generate(a, 8, temperature=0)
         got = engine.generate(b, 8, temperature=0)
         stats = dict(engine.stats)
@@ -202,7 +202,7 @@ def test_concurrent_agents_reuse_their_own_turns(tiny_model, prompts):
             prompt = prompt + d.ids + reply
         return draws
 
-    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2) as engine:
+    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2, prefix_cache_mb=256) as engine:
         got = in_threads(conversation, 8)
         stats = dict(engine.stats)
     # every later turn's prompt hits its conversation's cache (identical prompts admitted together —

@@ -13,7 +13,21 @@ from lis.models import ContextLengthError, LocalHFModel, ModelError, Sampling
 T07 = Sampling(temperature=0.7, max_tokens=48)
 
 
-def test_same_seed_same_completion_and_seeds_differ(tiny_model, prompt):
+@pytest.fixture(scope="module")
+def open_prompt() -> list[dict]:
+    """A first turn whose continuation is uncertain for the tiny agent (a biomed choice: which letter
+    to write), so that different seeds can draw different ids. On the math sample's first turn the
+    smoke recipe's agent lists /testbed every time (log-probability > -0.01 per token at T 1.0)."""
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    messages = render_prompts(load_samples("biomed")[0], "sandbox")
+    messages[-1]["content"] += "\nSteps Remaining: 6"
+    return messages
+
+
+def test_same_seed_same_completion_and_seeds_differ(tiny_model, open_prompt):
+    prompt = open_prompt
     a = tiny_model.chat(prompt, TOOLS, Sampling(temperature=1.0, max_tokens=48, seed=11))
     b = tiny_model.chat(prompt, TOOLS, Sampling(temperature=1.0, max_tokens=48, seed=11))
     assert (a.completion_ids, a.logprobs, a.message) == (b.completion_ids, b.logprobs, b.message)
@@ -138,7 +152,7 @@ def test_missing_folder_is_a_model_error(tmp_path):
     assert "nope" in str(err.value) and "models.small.model" in err.value.hint
 
 
-def test_unset_sampling_falls_back_to_the_generation_config(tiny_model, prompt):
+def test_unset_sampling_falls_back_to_the_generation_config(tiny_model, prompt, open_prompt):
     import copy
 
     greedy = tiny_model.chat(prompt, TOOLS, Sampling(temperature=0, max_tokens=24)).completion_ids
@@ -150,7 +164,7 @@ def test_unset_sampling_falls_back_to_the_generation_config(tiny_model, prompt):
     assert m.chat(prompt, TOOLS, Sampling(max_tokens=24, seed=4)).completion_ids == greedy
     # the params entry's sampling wins over the generation config, the call's over both
     m.sampling = Sampling(top_k=0, temperature=1.0)
-    sampled = {tuple(m.chat(prompt, TOOLS, Sampling(max_tokens=24, seed=s)).completion_ids) for s in range(4)}
+    sampled = {tuple(m.chat(open_prompt, TOOLS, Sampling(max_tokens=24, seed=s)).completion_ids) for s in range(4)}
     assert len(sampled) > 1
 
 
