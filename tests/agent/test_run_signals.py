@@ -25,7 +25,9 @@ def start_run(run_id: str, tmp_path) -> subprocess.Popen:
 
 
 def containers(client, run_id: str):
-    return client.containers.list(all=True, filters={"label": [f"lis.run={run_id}"]})
+    # sparse: no inspect of each listed container (one removed between the listing and its inspect
+    # made the SDK raise NotFound)
+    return client.containers.list(all=True, sparse=True, filters={"label": [f"lis.run={run_id}"]})
 
 
 def wait_for_sandbox(client, run_id: str, proc, timeout: float = 240) -> None:
