@@ -177,9 +177,9 @@ def test_killed_grpo_resumes_from_its_last_checkpoint(repo_copy, tiny_dir, docke
 
 
 def test_the_rollout_benchmark_measures_the_prefix_cache_against_its_baseline(tiny_model, base_config):
-    """`lis bench rollout`'s measurement on the tiny agent through real sandboxes: the group once with
-    the engine's prefix cache and once without (its baseline, same seeds): the turns after the first
-    hit the cache and prefill fewer tokens; the policy's engine is left with its default setting."""
+    """`lis bench rollout`'s measurement on the tiny agent through real sandboxes: the group once as
+    GRPO runs it and once with the engine's prefix cache (same seeds): the turns after the first hit
+    the cache and prefill fewer tokens; the policy's engine is left with its default setting."""
     from lis.agent.loop import AgentConfig
     from lis.train.rollout.bench import bench_group
     from lis.train.rollout.group import RolloutSettings
@@ -188,8 +188,8 @@ def test_the_rollout_benchmark_measures_the_prefix_cache_against_its_baseline(ti
                                sampling=Sampling(temperature=1.0, max_tokens=96))
     res = bench_group(tiny_model, lookup_task(0, 4242), AgentConfig(max_turns=3), base_config, settings, samples=2)
     assert res["episodes"] == 2 and len(res["turns_group"]) == 2
-    assert res["group_s"] > 0 and res["group_without_prefix_cache_s"] > 0 and res["prefix_cache_speedup"] > 0
+    assert res["group_s"] > 0 and res["group_with_prefix_cache_s"] > 0 and res["prefix_cache_speedup"] > 0
     assert max(res["turns_group"]) > 1, res   # seeded: the tiny agent's first turn is a tool call
     assert res["prefix_hits"] >= 1
-    assert res["prefill_tokens"] < res["prefill_tokens_without_prefix_cache"]
+    assert res["prefill_tokens_with_prefix_cache"] < res["prefill_tokens"]
     assert tiny_model.prefix_cache_mb is None
