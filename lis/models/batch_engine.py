@@ -347,7 +347,6 @@ class BatchEngine:
             from transformers import DynamicCache
 
             cache = DynamicCache()
-            start = 0
             start, layers = self._prefixes.longest(prompt)
             if layers:  # a cached prefix (the conversation so far, the system prompt): prefill the rest
                 for i, (k, v) in enumerate(layers):
@@ -362,9 +361,12 @@ class BatchEngine:
             logits = out.logits[0, -1].float()
             del out
             joining = []
+            seen = None
             for req in group:
                 if req.penalised:
-                    req.seen = torch.tensor(prompt, dtype=torch.long, device=self.device)
+                    if seen is None:
+                        seen = torch.tensor(prompt, dtype=torch.long, device=self.device)
+                    req.seen = seen
                 tok, lp = pick_token(logits, req.seen, req.generator, req.temperature, req.top_k, req.top_p,
                                      req.repetition_penalty)
                 if not self._record(req, tok, lp):

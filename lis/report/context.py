@@ -86,7 +86,8 @@ class Context:
         return f"{VIEWER_DIR}/{job_page_rel(model, domain, mode)}"
 
     def paired_delta(self, model: str, domain: str, a: str, b: str) -> dict[str, Any] | None:
-        """Mode a − mode b on the same tasks (paired by task and repeat), from the trajectories."""
+        """Mode a − mode b on the same tasks (paired by task, each task's repeats averaged), from the
+        trajectories."""
         if not (self.inputs.has_job(model, domain, a) and self.inputs.has_job(model, domain, b)):
             return None
         return paired(self.records(model, domain, a), self.records(model, domain, b))

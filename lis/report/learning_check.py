@@ -57,16 +57,16 @@ def sign_flip_p(diffs: list[float], seed: int = 0, n: int = N_PERM) -> float | N
     return (hits + 1) / (n + 1)
 
 
-def _scored(records: list[dict[str, Any]]) -> dict[str, float]:
-    """reward by episode (task id and repeat) of the scored episodes."""
-    return {f"{r['task_id']}#{r.get('repeat', 0)}": float(r["reward"]) for r in records if r.get("reward") is not None}
+def _scored(records: list[dict[str, Any]]) -> dict[tuple[str, int], float]:
+    """reward by episode (task id, repeat) of the scored episodes."""
+    return {(r["task_id"], r.get("repeat", 0)): float(r["reward"]) for r in records if r.get("reward") is not None}
 
 
 def _by_task(records: list[dict[str, Any]]) -> dict[str, float]:
     """mean reward over its scored repeats, by task."""
     rewards: dict[str, list[float]] = {}
-    for key, reward in _scored(records).items():
-        rewards.setdefault(key.rsplit("#", 1)[0], []).append(reward)
+    for (task, _repeat), reward in _scored(records).items():
+        rewards.setdefault(task, []).append(reward)
     return {task: sum(xs) / len(xs) for task, xs in rewards.items()}
 
 

@@ -106,6 +106,14 @@ class SandboxPool:
         """Warm sandboxes started and waiting to be handed out."""
         return self._ready.qsize()
 
+    def wait_ready(self, n: int, timeout_s: float) -> int:
+        """Wait until ``n`` warm sandboxes are started (or ``timeout_s`` passed); returns how many are."""
+        deadline = time.monotonic() + timeout_s
+        while self.ready < n and time.monotonic() < deadline:
+            cancel.check()
+            time.sleep(0.1)
+        return self.ready
+
     def acquire(self, timeout: float | None = None) -> Sandbox:
         """A started sandbox (warm when one is ready). Blocks while max_concurrent are out."""
         if self._closed:

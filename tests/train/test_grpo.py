@@ -78,10 +78,8 @@ def test_group_episodes_run_at_the_same_time_through_the_pool(tokenizer, base_co
     policy = SharedReplay(tokenizer, {i: _replies(i, 1000 + i) for i in range(8)})
     settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, sampling=Sampling(seed=0))
     with SandboxPool(base_config, max_concurrent=8, warm=8) as pool:
-        deadline = time.monotonic() + 120  # the warm sandboxes started: measure episodes, not container starts
-        while pool.ready < 8 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert pool.ready == 8, f"{pool.ready} of 8 warm sandboxes started in 120 s"
+        # the warm sandboxes started: measure episodes, not container starts
+        assert pool.wait_ready(8, timeout_s=120) == 8, f"{pool.ready} of 8 warm sandboxes started in 120 s"
         t0 = time.monotonic()
         rollouts = run_group(tasks, policy, AgentConfig(max_turns=6), settings, pool=pool)
         wall = time.monotonic() - t0

@@ -37,9 +37,7 @@ def bench_group(policy: Any, task: Any, agent_cfg, sandbox_config, settings, sam
         policy.close()                        # a fresh engine with this prefix cache
         policy.prefix_cache_mb = prefix_cache_mb
         with SandboxPool(sandbox_config, max_concurrent=samples, warm=samples) as pool:
-            deadline = time.monotonic() + 60  # warm sandboxes started: time episodes, not container starts
-            while pool.ready < samples and time.monotonic() < deadline:
-                time.sleep(0.1)
+            pool.wait_ready(samples, timeout_s=60)  # time episodes, not container starts
             t0 = time.monotonic()
             out = run_group([task] * samples, policy, agent_cfg, settings, pool=pool, seeds=seeds)
             took = time.monotonic() - t0
