@@ -127,7 +127,7 @@ def add_model(repo, name, base_url):
 
 
 def leftovers(docker_client, run_id):
-    return docker_client.containers.list(all=True, filters={"label": f"lis.run=throughput-{run_id}"})
+    return docker_client.containers.list(all=True, sparse=True, filters={"label": f"lis.run=throughput-{run_id}"})
 
 
 @pytest.mark.docker

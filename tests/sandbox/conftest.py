@@ -58,7 +58,7 @@ def no_leaks_at_the_end(request):
     try:
         from lis.sandbox.engine import connect
 
-        left = connect().containers.list(all=True, filters={"label": [f"lis.run={TEST_RUN}"]})
+        left = connect().containers.list(all=True, sparse=True, filters={"label": [f"lis.run={TEST_RUN}"]})
     except Exception:
         return
-    assert not left, f"leaked containers: {[c.name for c in left]}"
+    assert not left, f"leaked containers: {[c.id[:12] for c in left]}"

@@ -122,9 +122,9 @@ def test_dockerfile_path_builds_on_a_local_base(docker_client, image_tag, params
 
 
 def test_no_container_left_behind(docker_client):
-    left = docker_client.containers.list(all=True, filters={"label": "lis.run=tests"})
+    left = docker_client.containers.list(all=True, sparse=True, filters={"label": "lis.run=tests"})
     assert left == []
-    left = docker_client.containers.list(all=True, filters={"label": "lis.run=image-inspect"})
+    left = docker_client.containers.list(all=True, sparse=True, filters={"label": "lis.run=image-inspect"})
     assert left == []
 
 

@@ -33,7 +33,8 @@ def free_port() -> int:
 
 
 def containers(client, run_label: str) -> list:
-    return client.containers.list(all=True, filters={"label": [f"lis.run={run_label}"]})
+    # sparse: no inspect per listed container, which raced with its removal (NotFound)
+    return client.containers.list(all=True, sparse=True, filters={"label": [f"lis.run={run_label}"]})
 
 
 class Served:
