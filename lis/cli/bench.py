@@ -75,7 +75,8 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
         raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
     task = Task.from_dict(next(iter(read_jsonl(tasks))))
     g = GRPOSettings.from_params(p.section("grpo"))
-    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=f"bench-{registry.RUN_ID}")
+    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=f"bench-{registry.RUN_ID}",
+                                 backend=g.sandbox_backend)  # the backend GRPO's episodes run on
     import dataclasses
 
     cfg = dataclasses.replace(agent_settings(p, sandbox), max_turns=g.max_turns)

@@ -16,7 +16,7 @@ batch at once, and the columns that only held padding are cut off.
 
 Sampling is per request (temperature, top-k, top-p, repetition penalty) and so is the random
 generator (a fresh ``torch.Generator`` seeded with ``seed``, else the ``generator`` given, else a
-random one), drawn with the same rule as :func:`lis.models.sampler.sample` (:func:`pick_token`):
+random one), drawn with the same rule as :func:`lis.models.sampler.sample` (:func:`pick_tokens`):
 ids, log-probabilities (``log_softmax(logits / temperature)`` of the raw logits) and stop rule
 are the sampler's. The batch's cache appends into buffers with 25% room to grow (instead of
 copying the whole cache at every step, as transformers' ``DynamicCache`` does). A request alone
@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from lis.models.base import ModelError
-from lis.models.sampler import Draw, last_logits_kwargs, pick_token, sample
+from lis.models.sampler import Draw, last_logits_kwargs, pick_tokens, sample
 from lis.util import cancel
 
 log = logging.getLogger("lis.models.batch")
@@ -358,7 +358,7 @@ class BatchEngine:
             self.stats["prefills"] += 1
             self.stats["prefill_tokens"] += len(prompt) - start
             self.stats["shared_prefills"] += len(group) - 1
-            logits = out.logits[0, -1].float()
+            logits = out.logits[:1, -1].float()
             del out
             joining = []
             seen = None
@@ -367,8 +367,8 @@ class BatchEngine:
                     if seen is None:
                         seen = torch.tensor(prompt, dtype=torch.long, device=self.device)
                     req.seen = seen
-                tok, lp = pick_token(logits, req.seen, req.generator, req.temperature, req.top_k, req.top_p,
-                                     req.repetition_penalty)
+            picks = pick_tokens(logits.expand(len(group), -1), group)
+            for req, (tok, lp) in zip(group, picks):
                 if not self._record(req, tok, lp):
                     joining.append(req)
             if joining:
@@ -438,12 +438,12 @@ class BatchEngine:
         self.stats["steps"] += 1
         self.stats["rows_stepped"] += n
         self.stats["max_rows"] = max(self.stats["max_rows"], n)
-        for i, req in enumerate(rows):
+        for req in rows:
             req.pos += 1
-            if req.abandoned:
-                continue
-            tok, lp = pick_token(logits[i], req.seen, req.generator, req.temperature, req.top_k, req.top_p,
-                                 req.repetition_penalty)
+        live = [i for i, req in enumerate(rows) if not req.abandoned]
+        picks = pick_tokens(logits if len(live) == n else logits[live], [rows[i] for i in live])
+        for i, (tok, lp) in zip(live, picks):
+            req = rows[i]
             if self._record(req, tok, lp, signal=False):
                 if self._prefixes.budget:
                     self._keep(i, req)  # kept before its caller wakes: its next turn finds it

@@ -7,11 +7,12 @@ one RL recomputes at training time: ``log_softmax(logits / temperature)`` of the
 logits (greedy: temperature 1), before top-k / top-p / repetition-penalty shaping.
 
 :func:`sample` draws one sequence alone; :class:`lis.models.batch_engine.BatchEngine` draws many
-at once with the same per-token rule (:func:`pick_token`).
+at once with the same per-token rule (:func:`pick_tokens`, batched over the rows of a step).
 """
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -26,41 +27,93 @@ class Draw:
     stopped: bool  # ended on a stop token (else: hit max_new_tokens)
 
 
+@dataclass
+class Rule:
+    """How one sequence draws its next token (the settings of :func:`pick_tokens`, one per row)."""
+    generator: torch.Generator
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    repetition_penalty: float | None = None
+    seen: torch.Tensor | None = None  # prompt + drawn ids (only read for a repetition penalty)
+
+
+def _penalised(penalty: float | None) -> bool:
+    return penalty is not None and penalty != 1.0
+
+
+def shape_rows(logits: torch.Tensor, seens: list[torch.Tensor | None] | None, temperature: float,
+               top_k: int | None, top_p: float | None, repetition_penalty: float | None) -> torch.Tensor:
+    """The logits (2-D, float32, one row per sequence) that each row's next token is drawn from,
+    after every sampling setting (the same settings for every row; ``seens``: each row's ids so
+    far, for the repetition penalty)."""
+    x = logits.clone()
+    if _penalised(repetition_penalty) and seens is not None:
+        for i, seen in enumerate(seens):
+            if seen is not None and seen.numel():
+                prev = x[i, seen]
+                x[i, seen] = torch.where(prev > 0, prev / repetition_penalty, prev * repetition_penalty)
+    x = x / temperature
+    vocab = x.shape[-1]
+    if top_k is not None and 0 < top_k < vocab:
+        kth = torch.topk(x, top_k, dim=-1).values[:, -1:]
+        x = x.masked_fill(x < kth, float("-inf"))
+    if top_p is not None and 0 < top_p < 1:
+        # only the finite logits can be kept: after top-k (ties at the k-th included) sort those alone
+        m = vocab if top_k is None or not 0 < top_k < vocab else int(torch.isfinite(x).sum(dim=-1).max())
+        sorted_x, order = torch.topk(x, m, dim=-1) if m < vocab else torch.sort(x, dim=-1, descending=True)
+        probs = torch.softmax(sorted_x, dim=-1)
+        drop = probs.cumsum(dim=-1) - probs >= top_p  # keep the smallest prefix reaching top_p
+        x = x.scatter(-1, order, sorted_x.masked_fill(drop, float("-inf")))
+    return x
+
+
 def shape_logits(logits: torch.Tensor, seen: torch.Tensor | None, temperature: float, top_k: int | None,
                  top_p: float | None, repetition_penalty: float | None) -> torch.Tensor:
     """The logits (1-D, float32) that the next token is drawn from (after every sampling setting)."""
-    x = logits.clone()
-    if repetition_penalty is not None and repetition_penalty != 1.0 and seen is not None and seen.numel():
-        prev = x[seen]
-        x[seen] = torch.where(prev > 0, prev / repetition_penalty, prev * repetition_penalty)
-    x = x / temperature
-    if top_k is not None and 0 < top_k < x.numel():
-        kth = torch.topk(x, top_k).values[-1]
-        x = x.masked_fill(x < kth, float("-inf"))
-    if top_p is not None and 0 < top_p < 1:
-        sorted_x, order = torch.sort(x, descending=True)
-        cum = torch.softmax(sorted_x, dim=-1).cumsum(dim=-1)
-        drop = cum - torch.softmax(sorted_x, dim=-1) >= top_p  # keep the smallest prefix reaching top_p
-        x[order[drop]] = float("-inf")
-    return x
+    return shape_rows(logits.unsqueeze(0), [seen], temperature, top_k, top_p, repetition_penalty)[0]
+
+
+def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, float]]:
+    """The next token of every row of ``logits`` (2-D, float32) and its log-probability
+    (``rules``: one :class:`Rule`, or any object with its attributes, per row).
+
+    Rows that share their settings are shaped together (one batched top-k / top-p instead of a
+    full-vocabulary sort per row). ``temperature`` 0 means greedy (argmax of the raw logits,
+    log-probability at temperature 1); otherwise row ``i`` draws one uniform number from
+    ``rules[i].generator`` (on the CPU) and takes the token where it falls in the cumulative
+    distribution of its shaped logits (inverse-CDF sampling). The log-probability is
+    ``log_softmax(logits / temperature)`` before shaping.
+    """
+    out: list[tuple[int, float] | None] = [None] * len(rules)
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rules):
+        key = (r.temperature, r.top_k, r.top_p, r.repetition_penalty if _penalised(r.repetition_penalty) else None)
+        groups.setdefault(key, []).append(i)
+    for (temperature, top_k, top_p, penalty), rows in groups.items():
+        x = logits if len(rows) == logits.shape[0] else logits[rows]
+        greedy = temperature == 0
+        base = torch.log_softmax(x / (1.0 if greedy else temperature), dim=-1)
+        if greedy:
+            toks = torch.argmax(x, dim=-1)
+        else:
+            shaped = shape_rows(x, [rules[i].seen for i in rows], temperature, top_k, top_p, penalty)
+            cdf = torch.softmax(shaped, dim=-1).cumsum(dim=-1)
+            u = torch.cat([torch.rand(1, generator=rules[i].generator) for i in rows]).to(cdf.device)
+            toks = torch.searchsorted(cdf, (u * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)
+            toks = toks.clamp_(max=x.shape[-1] - 1)
+        lps = base.gather(1, toks.unsqueeze(1)).squeeze(1)
+        for i, tok, lp in zip(rows, toks.tolist(), lps.tolist()):
+            out[i] = (tok, lp)
+    return out  # type: ignore[return-value]
 
 
 def pick_token(logits: torch.Tensor, seen: torch.Tensor | None, generator: torch.Generator, temperature: float,
                top_k: int | None, top_p: float | None, repetition_penalty: float | None) -> tuple[int, float]:
-    """The next token drawn from ``logits`` (1-D, float32) and its log-probability.
-
-    ``temperature`` 0 means greedy (argmax of the raw logits, log-probability at temperature 1);
-    otherwise the token is drawn from the shaped logits with ``generator`` (on the CPU) and the
-    log-probability is ``log_softmax(logits / temperature)`` before shaping.
-    """
-    greedy = temperature == 0
-    base = torch.log_softmax(logits / (1.0 if greedy else temperature), dim=-1)
-    if greedy:
-        tok = int(torch.argmax(logits))
-    else:
-        probs = torch.softmax(shape_logits(logits, seen, temperature, top_k, top_p, repetition_penalty), dim=-1)
-        tok = int(torch.multinomial(probs.cpu(), 1, generator=generator))
-    return tok, float(base[tok])
+    """The next token drawn from ``logits`` (1-D, float32) and its log-probability (:func:`pick_tokens`
+    for one row)."""
+    rule = Rule(generator, temperature, top_k, top_p, repetition_penalty, seen)
+    return pick_tokens(logits.unsqueeze(0), [rule])[0]
 
 
 def last_logits_kwargs(model) -> dict:

@@ -10,9 +10,14 @@ from lis.sandbox.base import Limits, Sandbox, SandboxConfig
 
 
 def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id: str,
-                       image_manifest: dict[str, Any] | None = None) -> SandboxConfig:
+                       image_manifest: dict[str, Any] | None = None, backend: str | None = None) -> SandboxConfig:
     """A SandboxConfig from the ``sandbox`` params section plus the image (its manifest when the
-    image stage has run, else the tag the image params give)."""
+    image stage has run, else the tag the image params give). ``backend`` (docker | bwrap), when
+    given, replaces the section's (a stage's own ``sandbox_backend``)."""
+    if backend:
+        if backend not in ("docker", "bwrap"):
+            raise LisError(f"sandbox backend {backend!r} is not docker or bwrap", "set sandbox_backend: docker | bwrap")
+        sandbox = {**sandbox, "backend": backend}
     known = {f.name for f in fields(Limits)}
     unknown = set(sandbox.get("limits", {})) - known
     if unknown:

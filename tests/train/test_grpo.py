@@ -157,10 +157,16 @@ def test_killed_grpo_resumes_from_its_last_checkpoint(repo_copy, tiny_dir, docke
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert not (repo_copy / "data/models/grpo-files").exists()
+    # the rest of the run on the other backend: the checkpoint does not depend on where sandboxes run
+    path = repo_copy / "workflow/params/ci.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["grpo"]["sandbox_backend"] = "bwrap"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
     r = run(GRPO, cwd=repo_copy, env={"LIS_RUN_ID": "pytest-grpo"}, timeout=900)
-    assert "resuming GRPO from" in r.stderr and "checkpoint-" in r.stderr
+    assert "resuming GRPO from" in r.stderr and "checkpoint-" in r.stderr and "bwrap sandboxes" in r.stderr
     metrics = json.loads((repo_copy / "data/train/runs/grpo-files/metrics.json").read_text())
     assert metrics["steps"] == 4 and metrics["resumed_from"] and metrics["episodes"] == 16
+    assert metrics["sandbox_backend"] == "bwrap" and metrics["errors"] == 0
     rows = (repo_copy / "data/train/runs/grpo-files/train_log.csv").read_text().splitlines()
     assert rows[0].startswith("step,reward_mean") and [x.split(",")[0] for x in rows[1:]] == ["1", "2", "3", "4"]
     manifest = json.loads((repo_copy / "data/models/grpo-files/manifest.json").read_text())

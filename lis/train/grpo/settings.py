@@ -41,13 +41,15 @@ class GRPOSettings:
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
+    sandbox_backend: str | None = None   # docker | bwrap; None: the sandbox section's backend
     vllm: dict[str, Any] = field(default_factory=lambda: {"mode": "none"})   # grpo.vllm: where the policy
     # generates (mode none: in the training process; checked, with its defaults, by ServerMode.from_settings)
 
     def key(self) -> dict[str, Any]:
         """What a checkpoint depends on: the recipe, not where generation runs (a run resumes after
-        moving between in-process generation and a vLLM server, or to another server URL)."""
-        return {k: v for k, v in self.__dict__.items() if k != "vllm"}
+        moving between in-process generation and a vLLM server, or to another server URL, or to
+        another sandbox backend: the episodes' observations are the same)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("vllm", "sandbox_backend")}
 
     @classmethod
     def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":

@@ -66,11 +66,12 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     ckpt.mkdir(parents=True, exist_ok=True)
     rank, n_proc = world()
     sandbox = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
-                                 image_manifest=read_json(image_manifest) if mode != "vanilla" else None)
+                                 image_manifest=read_json(image_manifest) if mode != "vanilla" else None,
+                                 backend=settings.sandbox_backend)
     agent_cfg = agent_settings(params, sandbox)
-    log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode); checkpoints in %s", name,
+    log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode%s); checkpoints in %s", name,
              settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
-             mode, ckpt)
+             mode, "" if mode == "vanilla" else f", {sandbox.backend} sandboxes", ckpt)
     if n_proc > 1:
         log.info("%s: rank %d of %d (world size %d): this rank runs %d of the %d episodes of each step", name, rank,
                  n_proc, n_proc, settings.group_batch // n_proc, settings.group_batch)
@@ -98,7 +99,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
             w.writerow({k: r.get(k) for k in PLOT_COLUMNS})
     wall = time.monotonic() - t0
     metrics = {"model": name, "mode": mode, "data": data.stem, "steps": len(rows), "wall_s": round(wall, 1),
-               "resumed_from": summary["resumed_from"],
+               "resumed_from": summary["resumed_from"], "sandbox_backend": None if mode == "vanilla" else sandbox.backend,
                "reward_first": rows[0]["reward_mean"] if rows else None,
                "reward_last": rows[-1]["reward_mean"] if rows else None,
                "reward_mean_last10": round(sum(r["reward_mean"] for r in rows[-10:]) / len(rows[-10:]), 4) if rows else None,

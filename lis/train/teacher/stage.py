@@ -60,7 +60,7 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
     elif int(sec["context_episodes"]):
         raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
     sb_cfg = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
-                                image_manifest=read_json(image_manifest))
+                                image_manifest=read_json(image_manifest), backend=sec.get("sandbox_backend"))
     # the evaluation's agent settings (observation format, limits), under the teacher's turn limits
     cfg = agent_settings(params, sb_cfg)
     if sec["model"] == "scripted":
