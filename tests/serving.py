@@ -65,4 +65,6 @@ def tiny_model_dir() -> Path:
     root = Path(__file__).resolve().parents[1]
     p = load(root, profile="smoke")
     ensure_image(p.section("image"), root)
-    return cached_tiny_agent(p, config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-tiny"))
+    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-tiny",
+                                 backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
+    return cached_tiny_agent(p, sandbox)

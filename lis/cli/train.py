@@ -166,7 +166,8 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     sb = config_from_params(p.section("sandbox"), p.section("image"), run_id=registry.RUN_ID,
-                            image_manifest=read_json(image_manifest) if image_manifest else None)
+                            image_manifest=read_json(image_manifest) if image_manifest else None,
+                            backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
     manifest = build_tiny_agent(out, p, sb)
     typer.echo(json.dumps({"path": str(out), **{k: manifest[k] for k in ("loss", "data", "teacher", "wall_s")}},
                           indent=1))

@@ -79,7 +79,8 @@ class BwrapSandbox(Sandbox):
         root = Path(c.rootfs)
         if not (root / "usr/bin/python3").exists():
             raise SandboxError(f"no sandbox root filesystem at {root}",
-                               "build it with `lis image build` (image.build: bootstrap, image.keep_rootfs: true)")
+                               "build it with `lis image build` (image.build: bootstrap, image.keep_rootfs: true), "
+                               "or use Docker (sandbox.backend, teacher.sandbox_backend, grpo.sandbox_backend)")
         argv = [bwrap_available() or "bwrap", "--ro-bind", str(root), "/", "--dev", "/dev", "--proc", "/proc"]
         for path, mb, mode in ((c.workdir, lim.testbed_mb, "0755"), ("/tmp", lim.tmp_mb, "1777"),
                                (c.home, lim.home_mb, "0755")):
