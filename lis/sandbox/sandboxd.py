@@ -431,6 +431,10 @@ SHELL = None
 def main():
     global SHELL
     _non_dumpable()
+    # A signal mask is inherited through fork and exec: a bubblewrap sandbox started from a host
+    # thread that blocks SIGINT would give the shell a blocked SIGINT, and a timeout or the output
+    # cap could no longer abandon the rest of a command. Everything in the sandbox starts unblocked.
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     chan = Channel()
     hello, _ = chan.recv(None)

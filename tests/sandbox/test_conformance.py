@@ -56,6 +56,38 @@ def test_timeout_abandons_the_rest_of_the_command(sb):
     assert r.timed_out and r.stdout == "" and not r.shell_restarted
 
 
+BLOCKED_HOST = """
+import dataclasses, json, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # inherited by every thread and child from here on
+from lis.sandbox.base import Limits, SandboxConfig
+from lis.sandbox.factory import make_sandbox
+d = json.loads(sys.argv[1])
+sb = make_sandbox(SandboxConfig(**{**d, "limits": Limits(**d["limits"])})).start()
+try:
+    r = sb.exec("echo before; sleep 100; echo after", timeout=1)
+    print(json.dumps({"timed_out": r.timed_out, "stdout": r.stdout, "restarted": r.shell_restarted}))
+finally:
+    sb.close()
+"""
+
+
+def test_a_host_that_blocks_sigint_still_gets_timeouts_that_abandon_the_command(base_config, backend):
+    """A signal mask goes through fork and exec: a sandbox started by a host process (or thread)
+    with SIGINT blocked must still stop the rest of a command at its timeout (sandboxd unblocks)."""
+    import dataclasses
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cfg = dataclasses.asdict(dataclasses.replace(base_config, backend=backend))
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-c", BLOCKED_HOST, json.dumps(cfg)], capture_output=True, text=True,
+                       timeout=120, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.splitlines()[-1]) == {"timed_out": True, "stdout": "before\n", "restarted": False}
+
+
 def test_busy_builtin_loop_is_interrupted_without_losing_state(sb):
     sb.exec("cd /tmp && export KEEP=2")
     r = sb.exec("while :; do :; done", timeout=1)

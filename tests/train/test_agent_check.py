@@ -12,11 +12,22 @@ from lis.train.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
 PAPER_SAMPLING = dict(temperature=0.7, top_p=0.8, top_k=20)
 
 
+def smoke_sampling() -> Sampling:
+    """The smoke profile's sampling for the tiny trained models (``models.sft``), read from params:
+    the paper's T 0.7 / top-p 0.8 / top-k 20 with the tiny entry's turn length (192 tokens). The
+    fixture had 160 here, contrary to its docstring; a turn cut by that cap does not parse."""
+    from pathlib import Path
+
+    from lis.params import load
+
+    spec = load(Path(__file__).resolve().parents[2], profile="smoke").section("models")["sft"]["sampling"]
+    return Sampling(**PAPER_SAMPLING, max_tokens=int(spec["max_tokens"]))
+
+
 @pytest.fixture(scope="module")
 def report(tiny_model, base_config):
     """Two sample tasks per domain, smoke settings (6 turns, the tiny entry's sampling)."""
-    return check_agent(tiny_model, base_config, per_domain=2, max_turns=6,
-                       sampling=Sampling(**PAPER_SAMPLING, max_tokens=160), seed=0)
+    return check_agent(tiny_model, base_config, per_domain=2, max_turns=6, sampling=smoke_sampling(), seed=0)
 
 
 def test_sandbox_episodes_behave_like_an_agent(report):
