@@ -431,10 +431,12 @@ SHELL = None
 def main():
     global SHELL
     _non_dumpable()
-    # A signal mask is inherited through fork and exec: a bubblewrap sandbox started from a host
-    # thread that blocks SIGINT would give the shell a blocked SIGINT, and a timeout or the output
-    # cap could no longer abandon the rest of a command. Everything in the sandbox starts unblocked.
+    # A signal mask and ignored signals are inherited through fork and exec: a bubblewrap sandbox
+    # started by a host that blocks or ignores SIGINT (a command started with `&` by a script ignores
+    # it) would give the shell a SIGINT it cannot trap, and a timeout or the output cap could no
+    # longer abandon the rest of a command. Everything in the sandbox starts as a fresh Python would.
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     chan = Channel()
     hello, _ = chan.recv(None)

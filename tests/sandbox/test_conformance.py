@@ -58,6 +58,7 @@ def test_timeout_abandons_the_rest_of_the_command(sb):
 
 BLOCKED_HOST = """
 import dataclasses, json, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a command started with `&` by a script
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # inherited by every thread and child from here on
 from lis.sandbox.base import Limits, SandboxConfig
 from lis.sandbox.factory import make_sandbox
