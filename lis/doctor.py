@@ -129,21 +129,16 @@ def check_hf_hub(timeout: float = 5) -> Check:
 
 def check_bubblewrap() -> Check:
     """bwrap installed and able to make the namespaces the bubblewrap backend asks for (a real run)."""
-    path = shutil.which("bwrap")
-    if not path:
-        return Check("bubblewrap", False, "bwrap not installed", "apt-get install bubblewrap")
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--uid", "1000",
-            "--gid", "1000", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
-    try:
-        run = subprocess.run(argv, capture_output=True, text=True, timeout=20)
-        if run.returncode == 0:
-            return Check("bubblewrap", True, f"{path}: namespaces work")
-        why = " ".join(run.stderr.split())[:120] or f"exit {run.returncode}"
-    except (OSError, subprocess.TimeoutExpired) as e:
-        why = str(e)[:120]
-    return Check("bubblewrap", False, f"{path} cannot make its namespaces ({why})",
+    from lis.sandbox.bwrap_backend import bwrap_problem
+
+    problem = bwrap_problem()
+    if problem is None:
+        return Check("bubblewrap", True, f"{shutil.which('bwrap')}: namespaces work")
+    if problem == "bwrap not installed":
+        return Check("bubblewrap", False, problem, "apt-get install bubblewrap")
+    return Check("bubblewrap", False, problem,
                  "allow unprivileged user namespaces (Ubuntu 24.04: sysctl kernel.apparmor_restrict_unprivileged_"
-                 "userns=0), or set teacher.sandbox_backend and grpo.sandbox_backend to docker")
+                 "userns=0), or set sandbox.backend (and teacher/grpo.sandbox_backend) to docker")
 
 
 def check_disk(root: Path, min_gb: float) -> Check:

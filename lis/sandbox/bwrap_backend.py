@@ -68,6 +68,23 @@ def bwrap_available() -> str | None:
     return shutil.which("bwrap")
 
 
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot make the namespaces this backend asks for on this machine (a real run
+    of ``bwrap … true``), or None when it can."""
+    path = bwrap_available()
+    if not path:
+        return "bwrap not installed"
+    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--uid", "1000",
+            "--gid", "1000", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{path} cannot make its namespaces ({str(e)[:120]})"
+    if run.returncode == 0:
+        return None
+    return f"{path} cannot make its namespaces ({' '.join(run.stderr.split())[:120] or f'exit {run.returncode}'})"
+
+
 class BwrapSandbox(Sandbox):
     def __init__(self, config):
         super().__init__(config)
@@ -80,7 +97,7 @@ class BwrapSandbox(Sandbox):
         if not (root / "usr/bin/python3").exists():
             raise SandboxError(f"no sandbox root filesystem at {root}",
                                "build it with `lis image build` (image.build: bootstrap, image.keep_rootfs: true), "
-                               "or use Docker (sandbox.backend, teacher.sandbox_backend, grpo.sandbox_backend)")
+                               "or use Docker (sandbox.backend; teacher/grpo.sandbox_backend docker or auto)")
         argv = [bwrap_available() or "bwrap", "--ro-bind", str(root), "/", "--dev", "/dev", "--proc", "/proc"]
         for path, mb, mode in ((c.workdir, lim.testbed_mb, "0755"), ("/tmp", lim.tmp_mb, "1777"),
                                (c.home, lim.home_mb, "0755")):

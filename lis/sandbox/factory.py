@@ -1,6 +1,7 @@
 """Build sandbox configs from params and start sandboxes of the configured backend."""
 from __future__ import annotations
 
+import logging
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -8,15 +9,21 @@ from typing import Any
 from lis.errors import LisError
 from lis.sandbox.base import Limits, Sandbox, SandboxConfig
 
+log = logging.getLogger(__name__)
+
 
 def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id: str,
                        image_manifest: dict[str, Any] | None = None, backend: str | None = None) -> SandboxConfig:
     """A SandboxConfig from the ``sandbox`` params section plus the image (its manifest when the
-    image stage has run, else the tag the image params give). ``backend`` (docker | bwrap), when
-    given, replaces the section's (a stage's own ``sandbox_backend``)."""
+    image stage has run, else the tag the image params give). ``backend`` (docker | bwrap | auto),
+    when given, replaces the section's (a stage's own ``sandbox_backend``); auto: bubblewrap where
+    it runs here (its namespaces work and the image kept its root filesystem), else the section's."""
     if backend:
-        if backend not in ("docker", "bwrap"):
-            raise LisError(f"sandbox backend {backend!r} is not docker or bwrap", "set sandbox_backend: docker | bwrap")
+        if backend not in ("docker", "bwrap", "auto"):
+            raise LisError(f"sandbox backend {backend!r} is not docker, bwrap or auto",
+                           "set sandbox_backend: docker | bwrap | auto")
+        if backend == "auto":
+            backend = _bwrap_if_it_runs(image, image_manifest) or sandbox["backend"]
         sandbox = {**sandbox, "backend": backend}
     known = {f.name for f in fields(Limits)}
     unknown = set(sandbox.get("limits", {})) - known
@@ -37,6 +44,21 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
         network=sandbox["network"], command_timeout_s=float(sandbox["command_timeout_s"]),
         lifetime_s=float(sandbox["lifetime_s"]), limits=Limits(**sandbox.get("limits", {})),
         run_id=run_id, engine=None)
+
+
+def _bwrap_if_it_runs(image: dict[str, Any], image_manifest: dict[str, Any] | None) -> str | None:
+    """"bwrap" when bubblewrap can run the image's root filesystem on this machine, else None (with
+    a warning naming why)."""
+    from lis.sandbox.bwrap_backend import bwrap_problem
+
+    rootfs = Path((image_manifest or {}).get("image", {}).get("rootfs") or _rootfs_for(image))
+    problem = bwrap_problem()
+    if problem is None and not (rootfs / "usr/bin/python3").exists():
+        problem = f"no root filesystem at {rootfs} (the image was not bootstrapped, or image.keep_rootfs is false)"
+    if problem is None:
+        return "bwrap"
+    log.warning("sandbox_backend auto: %s; these sandboxes run on the sandbox section's backend", problem)
+    return None
 
 
 def _rootfs_for(image: dict[str, Any]) -> Path:

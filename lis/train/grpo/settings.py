@@ -41,7 +41,7 @@ class GRPOSettings:
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
-    sandbox_backend: str | None = None   # docker | bwrap; None: the sandbox section's backend
+    sandbox_backend: str | None = None   # docker | bwrap | auto; None: the sandbox section's backend
     vllm: dict[str, Any] = field(default_factory=lambda: {"mode": "none"})   # grpo.vllm: where the policy
     # generates (mode none: in the training process; checked, with its defaults, by ServerMode.from_settings)
 
