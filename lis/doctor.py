@@ -131,11 +131,12 @@ def check_bubblewrap() -> Check:
     """bwrap installed and able to make the namespaces the bubblewrap backend asks for (a real run)."""
     from lis.sandbox.bwrap_backend import bwrap_problem
 
+    path = shutil.which("bwrap")
+    if not path:
+        return Check("bubblewrap", False, "bwrap not installed", "apt-get install bubblewrap")
     problem = bwrap_problem()
     if problem is None:
-        return Check("bubblewrap", True, f"{shutil.which('bwrap')}: namespaces work")
-    if problem == "bwrap not installed":
-        return Check("bubblewrap", False, problem, "apt-get install bubblewrap")
+        return Check("bubblewrap", True, f"{path}: namespaces work")
     return Check("bubblewrap", False, problem,
                  "allow unprivileged user namespaces (Ubuntu 24.04: sysctl kernel.apparmor_restrict_unprivileged_"
                  "userns=0), or set sandbox.backend (and teacher/grpo.sandbox_backend) to docker")

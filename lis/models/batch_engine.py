@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from lis.models.base import ModelError
-from lis.models.sampler import Draw, last_logits_kwargs, pick_tokens, sample
+from lis.models.sampler import Draw, last_logits_kwargs, penalises, pick_tokens, sample
 from lis.util import cancel
 
 log = logging.getLogger("lis.models.batch")
@@ -108,7 +108,7 @@ class _Request:
 
     @property
     def penalised(self) -> bool:
-        return self.repetition_penalty is not None and self.repetition_penalty != 1.0
+        return penalises(self.repetition_penalty)
 
     def fail(self, error: BaseException) -> None:
         if not self.done.is_set():

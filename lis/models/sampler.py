@@ -38,7 +38,8 @@ class Rule:
     seen: torch.Tensor | None = None  # prompt + drawn ids (only read for a repetition penalty)
 
 
-def _penalised(penalty: float | None) -> bool:
+def penalises(penalty: float | None) -> bool:
+    """Whether a repetition penalty setting changes anything (None and 1.0 do not)."""
     return penalty is not None and penalty != 1.0
 
 
@@ -48,7 +49,7 @@ def shape_rows(logits: torch.Tensor, seens: list[torch.Tensor | None] | None, te
     after every sampling setting (the same settings for every row; ``seens``: each row's ids so
     far, for the repetition penalty)."""
     x = logits.clone()
-    if _penalised(repetition_penalty) and seens is not None:
+    if penalises(repetition_penalty) and seens is not None:
         for i, seen in enumerate(seens):
             if seen is not None and seen.numel():
                 prev = x[i, seen]
@@ -88,7 +89,7 @@ def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, 
     out: list[tuple[int, float] | None] = [None] * len(rules)
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(rules):
-        key = (r.temperature, r.top_k, r.top_p, r.repetition_penalty if _penalised(r.repetition_penalty) else None)
+        key = (r.temperature, r.top_k, r.top_p, r.repetition_penalty if penalises(r.repetition_penalty) else None)
         groups.setdefault(key, []).append(i)
     for (temperature, top_k, top_p, penalty), rows in groups.items():
         x = logits if len(rows) == logits.shape[0] else logits[rows]
