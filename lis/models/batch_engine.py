@@ -17,7 +17,7 @@ batch at once, and the columns that only held padding are cut off.
 Sampling is per request (temperature, top-k, top-p, repetition penalty) and so is the random
 generator (a fresh ``torch.Generator`` seeded with ``seed``, else the ``generator`` given, else a
 random one), drawn with the same rule as :func:`lis.models.sampler.sample` (:func:`pick_tokens`):
-ids, log-probabilities (``log_softmax(logits / temperature)`` of the raw logits) and stop rule
+ids, log-probabilities (of the token under the distribution it was drawn from) and stop rule
 are the sampler's. The batch's cache appends into buffers with 25% room to grow (instead of
 copying the whole cache at every step, as transformers' ``DynamicCache`` does). A request alone
 in the engine, prefilled whole (no cached prefix), computes exactly what ``sample`` computes (the

@@ -73,7 +73,8 @@ class LocalHFModel:
         import torch
 
         self.name = name
-        self.model = model.eval()
+        self.model = model  # its mode is the caller's (load() puts it in eval mode; GRPO switches a training
+        # model to eval while its episodes generate and back after: wrapping must not change it)
         self.tokenizer = tokenizer
         self.sampling = sampling or Sampling()
         self.generation_defaults = _generation_defaults(model)
@@ -112,7 +113,7 @@ class LocalHFModel:
             torch_dtype = getattr(torch, dtype)
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder)
-            model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype).to(device)
+            model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype).to(device).eval()
         except (OSError, ValueError) as e:
             raise ModelError(f"model '{label}': cannot load {folder} ({' '.join(str(e).split())[:200]})",
                              "check that the folder holds a transformers model and tokenizer") from None

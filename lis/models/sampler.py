@@ -2,9 +2,16 @@
 
 Our own loop (instead of ``model.generate``) so that a ``torch.Generator`` seeds each call
 (reproducible without touching the global RNG, safe beside other threads) and so that the
-log-probability of every sampled token is known exactly. The log-probability reported is the
-one RL recomputes at training time: ``log_softmax(logits / temperature)`` of the model's raw
-logits (greedy: temperature 1), before top-k / top-p / repetition-penalty shaping.
+log-probability of every sampled token is known exactly.
+
+The log-probability reported is the *sampling* log-probability: that of the token under the
+distribution it was drawn from, after every setting (repetition penalty, temperature, top-k,
+top-p) — what vLLM reports with ``--logprobs-mode processed_logprobs``, so every engine's
+log-probabilities mean the same thing (docs/training.md, "One sampling policy"). With no
+top-k/top-p/penalty it equals ``log_softmax(logits / temperature)``, the quantity RL recomputes
+at training time; with them, the two differ by the log of the probability mass kept, which is
+what an importance-sampling ratio between the trainer and the sampler must see. Greedy draws
+(temperature 0) report ``log_softmax(logits)`` of the raw logits.
 
 :func:`sample` draws one sequence alone; :class:`lis.models.batch_engine.BatchEngine` draws many
 at once with the same per-token rule (:func:`pick_tokens`, batched over the rows of a step).
@@ -83,8 +90,8 @@ def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, 
     full-vocabulary sort per row). ``temperature`` 0 means greedy (argmax of the raw logits,
     log-probability at temperature 1); otherwise row ``i`` draws one uniform number from
     ``rules[i].generator`` (on the CPU) and takes the token where it falls in the cumulative
-    distribution of its shaped logits (inverse-CDF sampling). The log-probability is
-    ``log_softmax(logits / temperature)`` before shaping.
+    distribution of its shaped logits (inverse-CDF sampling). The log-probability is that of the
+    drawn token under the shaped distribution (greedy: ``log_softmax`` of the raw logits).
     """
     out: list[tuple[int, float] | None] = [None] * len(rules)
     groups: dict[tuple, list[int]] = {}
@@ -93,12 +100,12 @@ def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, 
         groups.setdefault(key, []).append(i)
     for (temperature, top_k, top_p, penalty), rows in groups.items():
         x = logits if len(rows) == logits.shape[0] else logits[rows]
-        greedy = temperature == 0
-        base = torch.log_softmax(x / (1.0 if greedy else temperature), dim=-1)
-        if greedy:
+        if temperature == 0:
+            base = torch.log_softmax(x, dim=-1)
             toks = torch.argmax(x, dim=-1)
         else:
             shaped = shape_rows(x, [rules[i].seen for i in rows], temperature, top_k, top_p, penalty)
+            base = torch.log_softmax(shaped, dim=-1)
             cdf = torch.softmax(shaped, dim=-1).cumsum(dim=-1)
             u = torch.cat([torch.rand(1, generator=rules[i].generator) for i in rows]).to(cdf.device)
             toks = torch.searchsorted(cdf, (u * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)

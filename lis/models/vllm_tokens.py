@@ -15,12 +15,18 @@ not given: the server's own end-of-sequence ids. A call without ``seed`` but wit
 sequence of calls). ``max_new_tokens`` is cut to the room the server's ``max_model_len`` leaves
 (read once from ``/v1/models``): vLLM refuses prompt + max_tokens beyond it.
 
-Log-probabilities: :mod:`lis.models.sampler` reports ``log_softmax(logits / temperature)`` before
-top-k/top-p/penalties. vLLM reports, per its ``--logprobs-mode``: ``raw_logprobs`` (its default)
-``log_softmax(logits)`` — ours only at temperature 1 or greedy; ``processed_logprobs`` (what TRL
-runs) the log-probability after penalties, temperature and top-k/top-p — ours when none of
-top-k/top-p/repetition penalty is on. Pass the server's mode as ``logprobs_mode``; a request whose
-settings make the two differ logs a warning once.
+Log-probabilities: :mod:`lis.models.sampler` reports the sampling log-probability (the token's
+under the distribution it was drawn from: after repetition penalty, temperature, top-k, top-p).
+vLLM reports, per its ``--logprobs-mode``: ``processed_logprobs`` (what TRL runs) exactly that;
+``raw_logprobs`` (vLLM's default) ``log_softmax(logits)``, the same only at temperature 1 with no
+other shaping. Pass the server's mode as ``logprobs_mode``; a request whose settings make the two
+differ logs a warning once.
+
+Every sampling setting a call gives is sent explicitly, a disabled one included (top-k 0 as
+``-1``, top-p 1, repetition penalty 1): a vLLM server otherwise applies the model's
+``generation_config.json`` defaults (``--generation-config auto``), e.g. top-k 20 for
+Qwen3-Instruct, and the policy would sample from another distribution than the trainer assumes.
+``min_p`` is always 0 (our engine has none).
 
 Retries (408/409/429, 5xx, connection errors, timeouts) with backoff as
 :class:`~lis.models.openai_compat.OpenAIChatModel` does; a context-length refusal raises
@@ -140,9 +146,9 @@ class VLLMTokenEngine:
         """The JSON body of one ``/v1/completions`` request."""
         body: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "n": 1,
                                 "stream": False, "temperature": temperature, "logprobs": 0,
-                                "return_token_ids": True, "return_tokens_as_token_ids": True}
+                                "return_token_ids": True, "return_tokens_as_token_ids": True, "min_p": 0.0}
         if top_k is not None:
-            body["top_k"] = top_k
+            body["top_k"] = top_k if top_k > 0 else -1  # vLLM: -1 (or 0) = every token
         if top_p is not None:
             body["top_p"] = top_p
         if repetition_penalty is not None:
@@ -297,9 +303,11 @@ class VLLMTokenEngine:
                         repetition_penalty: float | None) -> None:
         shaped = ((top_k is not None and top_k > 0) or (top_p is not None and top_p < 1)
                   or (repetition_penalty is not None and repetition_penalty != 1.0))
-        if self.logprobs_mode == "processed_logprobs" and shaped and temperature != 0:
-            why = "processed_logprobs include top-k/top-p/repetition-penalty shaping"
-        elif self.logprobs_mode == "raw_logprobs" and temperature not in (0, 1):
+        if self.logprobs_mode != "raw_logprobs" or temperature == 0:
+            return
+        if shaped:
+            why = "raw_logprobs ignore top-k/top-p/repetition-penalty shaping"
+        elif temperature != 1:
             why = "raw_logprobs ignore the temperature"
         else:
             return
@@ -307,7 +315,7 @@ class VLLMTokenEngine:
             if why in self._warned:
                 return
             self._warned.add(why)
-        log.warning("model %s at %s: the server's log-probs differ from log_softmax(logits / temperature) "
+        log.warning("model %s at %s: the server's log-probs differ from the sampling log-probs "
                     "(%s)", self.model, self.base_url, why)
 
 

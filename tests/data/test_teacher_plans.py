@@ -109,3 +109,27 @@ def test_plans_replayed_in_the_real_sandbox_score_one(base_config):  # noqa: F81
             assert real == step.observation, (task.id, mode, step.args, real)
         s = score(task, rec.answer, mode=mode)
         assert s.value == 1.0, (task.id, task.ground_truth, rec.answer, s)
+
+
+def test_vanilla_context_episodes_answer_directly_and_score_one():
+    """``teacher.vanilla_context_episodes``: training context tasks answered with no tools, the documents
+    in the prompt (the LLM-RL baseline's mode): every question type scores 1.0 and counts as successful
+    SFT data, with the documents in the prompt the student sees."""
+    from lis.agent.loop import AgentConfig
+    from lis.train.teacher.run import run_teacher
+    from lis.train.teacher.stage import teacher_items
+
+    tasks = [t for t, mode in candidates() if mode == "sandbox"][:120]
+    sec = {"seed": 3, "benchmark_episodes": 0, "context_episodes": 0, "vanilla_context_episodes": 40}
+    items = teacher_items(sec, tasks)
+    assert len(items) == 40 and {it.mode for it in items} == {"vanilla"}
+    assert {it.source for it in items} == {"context_vanilla"}
+    assert {it.task.qa_type for it in items} == {"free-form", "multiple choice"}
+    records = run_teacher(items, AgentConfig(), model_for=lambda it: ScriptedModel(it.replies, name="teacher"),
+                          workers=4)
+    assert all(r["teacher"]["success"] and r["reward"] == 1.0 for r in records), [
+        (r["task_id"], r["answer"], r["reward"]) for r in records if not r["teacher"]["success"]]
+    first = records[0]
+    assert first["mode"] == "vanilla" and first["termination"] == "answered"
+    task = next(t for t in tasks if t.id == first["task_id"])
+    assert next(iter(task.input_files.values()))[:200] in first["messages"][0]["content"]

@@ -10,7 +10,10 @@ prompt and 64K episode budgets, over-long or max-turn episodes rewarded 0, 150 s
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lis.models.base import Sampling
 
 
 @dataclass
@@ -30,7 +33,7 @@ class GRPOSettings:
     micro_batch: int = 1
     temperature: float = 1.0
     top_p: float = 1.0
-    top_k: int | None = None
+    top_k: int | None = 0                # 0 (or None): no top-k
     max_tokens_per_turn: int | None = None
     max_turns: int = 100
     max_prompt_tokens: int = 16384
@@ -57,6 +60,22 @@ class GRPOSettings:
         values = {k: v for k, v in {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}.items()
                   if k in names}
         return cls(**values)
+
+    def rl_sampling(self, seed: int | None = None) -> "Sampling":
+        """The one sampling policy of the rollouts: every field set, so no engine falls back to a
+        model's ``generation_config`` (Qwen3-Instruct's says top-k 20) or a server's defaults.
+        TRL is given the same temperature / top-p / top-k (``trl_sampling``)."""
+        from lis.models.base import Sampling
+
+        return Sampling(temperature=self.temperature, top_p=1.0 if self.top_p is None else self.top_p,
+                        top_k=self.top_k or 0, repetition_penalty=1.0, max_tokens=self.max_tokens_per_turn,
+                        seed=seed)
+
+    def trl_sampling(self) -> dict[str, Any]:
+        """GRPOConfig's sampling options: the same policy as :meth:`rl_sampling`."""
+        s = self.rl_sampling()
+        return {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k,
+                "repetition_penalty": s.repetition_penalty}
 
     @property
     def group_batch(self) -> int:

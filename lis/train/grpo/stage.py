@@ -31,7 +31,8 @@ CHECKPOINTS = Path("data/train/checkpoints")
 PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_with_variance", "solve_all",
                 "solve_none", "turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction",
                 "drift_episodes", "errors", "overlong", "submitted", "loss", "grad_norm", "learning_rate",
-                "rollout_s", "longest_episode_s", "step_s")
+                "is_ratio_min", "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max",
+                "trained_tokens", "loss_calls", "loss_calls_eval_mode", "rollout_s", "longest_episode_s", "step_s")
 
 
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
@@ -109,6 +110,12 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                "duplicate_episodes": sum(r.get("duplicate_episodes", 0) for r in rows),
                "episodes_by_rank": [sum((r.get("episodes_by_rank") or [r["episodes"]])[k] for r in rows)
                                     for k in range(summary["world_size"])],
+               "sampling": summary.get("sampling"),
+               "is_ratio_min": min((r["is_ratio_min"] for r in rows if r.get("is_ratio_min") is not None), default=None),
+               "is_ratio_max": max((r["is_ratio_max"] for r in rows if r.get("is_ratio_max") is not None), default=None),
+               "logprob_diff_max": max((r["logprob_diff_max"] for r in rows if r.get("logprob_diff_max") is not None),
+                                       default=None),
+               "loss_calls_eval_mode": sum(r.get("loss_calls_eval_mode") or 0 for r in rows),
                "settings": settings.__dict__}
     write_json(logs / "metrics.json", metrics)
     weights = tmp / "model.safetensors"

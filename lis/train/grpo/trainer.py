@@ -83,17 +83,21 @@ def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> l
 
 def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     """What a step's rollouts did: rewards, solve rates per group, turns, tool calls, tokens, drift,
-    errors, masked fraction."""
+    errors, masked fraction. Reward statistics are over the episodes that ran (an errored episode has
+    no reward: it is out of its group's baseline and out of the loss, as in training)."""
     n = len(rollouts)
-    rewards = [r.reward for r in rollouts]
-    groups = [rewards[i:i + samples_per_prompt] for i in range(0, n, samples_per_prompt)]
+    rewards = [None if r.error else r.reward for r in rollouts]
+    groups = [[x for x in rewards[i:i + samples_per_prompt] if x is not None] for i in range(0, n, samples_per_prompt)]
+    scored = [x for x in rewards if x is not None]
+    raw = [r.raw_reward or 0.0 for r in rollouts if not r.error]
     tokens = sum(r.stats["episode_tokens"] for r in rollouts)
     sampled = sum(r.stats["sampled_tokens"] for r in rollouts)
-    mean = sum(rewards) / n if n else 0.0
+    k = len(scored)
+    mean = sum(scored) / k if k else 0.0
     return {
         "reward_mean": round(mean, 4),
-        "reward_std": round(math.sqrt(sum((x - mean) ** 2 for x in rewards) / n), 4) if n else 0.0,
-        "raw_reward_mean": round(sum((r.raw_reward or 0.0) for r in rollouts) / n, 4) if n else 0.0,
+        "reward_std": round(math.sqrt(sum((x - mean) ** 2 for x in scored) / k), 4) if k else 0.0,
+        "raw_reward_mean": round(sum(raw) / k, 4) if k else 0.0,
         "solve_all": sum(1 for g in groups if g and min(g) >= 1.0) / max(1, len(groups)),
         "solve_none": sum(1 for g in groups if g and max(g) <= 0.0) / max(1, len(groups)),
         "groups_with_variance": sum(1 for g in groups if g and max(g) > min(g)) / max(1, len(groups)),
@@ -106,6 +110,25 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
         "overlong": sum(1 for r in rollouts if r.stats["termination"] in ("max_turns", "token_budget")),
         "submitted": sum(1 for r in rollouts if r.stats["termination"] == "submitted"),
     }
+
+
+def rollout_output(rollouts: list) -> dict[str, list]:
+    """What ``rollout_func`` hands TRL for these rollouts: per episode the prompt ids, the completion ids
+    (sampled + environment), the sampling log-probs, the environment mask (1 = sampled, trained on), and
+    the reward and error flag that :func:`sandbox_reward` reads."""
+    return {"prompt_ids": [r.sample["prompt_ids"] for r in rollouts],
+            "completion_ids": [r.sample["completion_ids"] for r in rollouts],
+            "logprobs": [r.sample["logprobs"] for r in rollouts],
+            "env_mask": [r.sample["env_mask"] for r in rollouts],
+            "env_reward": [r.reward for r in rollouts], "env_error": [r.error for r in rollouts]}
+
+
+def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> list[float | None]:
+    """The reward function TRL calls: the episode's reward, None for an errored episode. None keeps it
+    out of its group's mean and std (TRL's nan-aware baseline) and gives it advantage 0; its tokens are
+    masked out of the loss as well (:func:`lis.train.rollout.group.run_episode`). An infrastructure error
+    says nothing about the policy: as reward 0 it would shift the advantages of the group's other episodes."""
+    return [None if err else float(x) for x, err in zip(env_reward, env_error)]
 
 
 @contextlib.contextmanager
@@ -129,10 +152,11 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     import torch
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
 
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
+    from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
     from lis.prompts import render_prompts
     from lis.train.grpo.vllm_server import ServerMode
     from lis.train.rollout.group import RolloutSettings, run_group
@@ -161,11 +185,13 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     steplog = StepLog(log_path)
     rsettings = RolloutSettings(mode=mode, max_prompt_tokens=s.max_prompt_tokens,
                                 max_episode_tokens=s.max_episode_tokens, overlong_reward=s.overlong_reward,
-                                retries=s.retries,
-                                sampling=Sampling(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-                                                  max_tokens=s.max_tokens_per_turn, seed=s.seed))
+                                retries=s.retries, sampling=s.rl_sampling(seed=s.seed))
+    # one sampling policy: the sessions' (rl_sampling), the agent loop's per-call settings the same (a
+    # call's settings override the session's), the policy model's own (no generation_config fallback)
+    policy_sampling = s.rl_sampling()
     cfg = dataclasses.replace(agent_cfg, max_turns=s.max_turns, max_context_tokens=s.max_prompt_tokens +
-                              s.max_episode_tokens)
+                              s.max_episode_tokens, sampling=Sampling(**{**policy_sampling.__dict__,
+                                                                         "max_tokens": None}))
     state: dict[str, Any] = {"policy": None, "t_last": time.monotonic()}
     server = ServerMode.from_settings(s.vllm)
     if server is not None:
@@ -175,11 +201,11 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         # the whole model on this rank while its episodes generate: DDP unwrapped; DeepSpeed ZeRO-3 and
         # FSDP (v1) parameters gathered, as TRL's own generation does
         with _full_model(trainer) as model:
+            was_training = model.training
             if state["policy"] is None or state["policy"].model is not model:
-                state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed)
+                state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed, sampling=policy_sampling)
             else:
                 state["policy"].weights_changed()  # the kept turns' caches are the previous step's weights
-            was_training = model.training
             model.eval()
             try:
                 return run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
@@ -197,13 +223,14 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         if server is not None:  # TRL pushed this step's weights to the server before calling us
             if state["policy"] is None:
                 model = trainer.accelerator.unwrap_model(trainer.model)
-                was_training = model.training
-                state["policy"] = server.policy(model, tokenizer, s.seed)
-                model.train(was_training)
+                state["policy"] = server.policy(model, tokenizer, s.seed, sampling=policy_sampling)
             rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
         else:
             rollouts = _local_rollouts(trainer, tasks_now, seeds)
         t_roll = time.monotonic() - t0
+        if "sampling" not in state:  # what the engine drew with (the policy's resolution of the sessions' settings)
+            used = state["policy"].resolve_sampling(rsettings.sampling.override(cfg.sampling))
+            state["sampling"] = {k: getattr(used, k) for k in ("temperature", "top_p", "top_k", "repetition_penalty")}
         facts = episode_facts(rollouts, trainer.accelerator.process_index, tasks_now, seeds)
         if n_proc > 1:
             from accelerate.utils import gather_object
@@ -223,16 +250,14 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         for k in ("turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction", "drift_episodes",
                   "errors", "solve_all", "solve_none", "raw_reward_mean"):
             metrics[f"rollout/{k}"].append(float(stats[k]))
-        return {"prompt_ids": [r.sample["prompt_ids"] for r in rollouts],
-                "completion_ids": [r.sample["completion_ids"] for r in rollouts],
-                "logprobs": [r.sample["logprobs"] for r in rollouts],
-                "env_mask": [r.sample["env_mask"] for r in rollouts],
-                "env_reward": [r.reward for r in rollouts]}
-
-    def sandbox_reward(prompts, completions, env_reward, **kwargs) -> list[float]:
-        return [float(x) for x in env_reward]
+        return rollout_output(rollouts)
 
     class _Log(TrainerCallback):
+        def on_step_end(self, args, tstate, control, **kwargs):
+            checks = trainer.checks.take(trainer.accelerator)  # every rank: a collective
+            if state.get("pending") is not None:
+                state["pending"].update(checks)
+
         def on_log(self, args, tstate, control, logs=None, **kwargs):
             if not tstate.is_world_process_zero:  # rank 0 alone writes the step log
                 return
@@ -247,9 +272,13 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
             state["t_last"] = time.monotonic()
             steplog.write(row)
             log.info("step %d/%d: reward %.3f (std %.3f, groups with variance %.0f%%), turns %.1f, tool calls %.1f, "
-                     "episode tokens %.0f, drift %d, errors %d, %.1fs", row["step"], s.steps, row["reward_mean"],
-                     row["reward_std"], 100 * row["groups_with_variance"], row["turns_mean"], row["tool_calls_mean"],
-                     row["episode_tokens_mean"], row["drift_episodes"], row["errors"], row["step_s"])
+                     "episode tokens %.0f, drift %d, errors %d, IS ratio %s..%s, %.1fs", row["step"], s.steps,
+                     row["reward_mean"], row["reward_std"], 100 * row["groups_with_variance"], row["turns_mean"],
+                     row["tool_calls_mean"], row["episode_tokens_mean"], row["drift_episodes"], row["errors"],
+                     row.get("is_ratio_min"), row.get("is_ratio_max"), row["step_s"])
+            if row.get("loss_calls_eval_mode"):
+                log.warning("step %d: %d of %d loss computations ran in eval mode (weighted wrongly by TRL)",
+                            row["step"], row["loss_calls_eval_mode"], row["loss_calls"])
 
     accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
     args = GRPOConfig(
@@ -257,14 +286,14 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
         learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
         max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
-        scale_rewards=s.scale_rewards, loss_type=s.loss_type, num_iterations=1, temperature=s.temperature,
-        top_p=s.top_p, top_k=s.top_k or 0, max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
+        scale_rewards=s.scale_rewards, loss_type=s.loss_type, num_iterations=1, **s.trl_sampling(),
+        max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
         logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=2, seed=s.seed,
         data_seed=s.seed, use_cpu=not torch.cuda.is_available(), bf16=False, gradient_checkpointing=False,
         report_to="none", disable_tqdm=not progress, log_completions=False, shuffle_dataset=True,
         remove_unused_columns=False, dataloader_num_workers=0, **(server.trl_config() if server else {}))
-    trainer = GRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
-                          processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()])
+    trainer = CheckedGRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
+                                 processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()])
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # our step log says it in one line (TRL would print every dict)
@@ -284,5 +313,6 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     acc.wait_for_everyone()
     rows = steplog.rows() if acc.is_main_process else []
     return {"steps": len(rows), "resumed_from": resume, "wall_s": round(wall, 2), "rank": acc.process_index,
+            "sampling": {"engine": state.get("sampling"), "trl": s.trl_sampling()},
             "world_size": acc.num_processes, "main": acc.is_main_process,
             "first": rows[0] if rows else None, "last": rows[-1] if rows else None}

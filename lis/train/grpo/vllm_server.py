@@ -131,12 +131,13 @@ class ServerMode:
             raise LisError(f"{WHERE}: cannot read the served model from {self.base_url}/v1/models ({e})",
                            "check the server, or set grpo.vllm.model") from None
 
-    def policy(self, model: Any, tokenizer: Any, seed: int) -> Any:
-        """The rollout policy: the training model's template, stop ids and parser; the server's engine."""
+    def policy(self, model: Any, tokenizer: Any, seed: int, sampling: Any = None) -> Any:
+        """The rollout policy: the training model's template, stop ids and parser; the server's engine;
+        ``sampling`` (every field set: the RL sampling policy) for every call."""
         from lis.models.local_hf import LocalHFModel
         from lis.models.vllm_tokens import VLLMTokenEngine
 
-        policy = LocalHFModel(model, tokenizer, name="policy", seed=seed)
+        policy = LocalHFModel(model, tokenizer, name="policy", seed=seed, sampling=sampling)
         engine = VLLMTokenEngine(f"{self.base_url}/v1", self.served_model(), stop_ids=set(policy.stop_ids),
                                  logprobs_mode=self.logprobs_mode)
         policy.use_engine(engine)

@@ -8,7 +8,8 @@ tools, observation format, prompts and answer file — scored by the evaluation'
 reward follows the paper's recipe: an episode that ran out of turns or of its token budget gets
 ``overlong_reward`` (0) whatever its answer (the original reward is kept for logging). An
 episode that ended in an infrastructure error (model, sandbox, harness) is run again, up to
-``retries`` times; one that still fails is marked ``error`` and left out of the loss.
+``retries`` times; one that still fails is marked ``error``: it has no reward (GRPO leaves it out
+of its group's mean and std, advantage 0) and none of its tokens is trained on.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ class Rollout:
     task: Task
     record: Trajectory
     sample: dict[str, Any]                # prompt_ids, completion_ids, logprobs, env_mask
-    reward: float                         # what GRPO uses (penalised)
+    reward: float                         # what GRPO uses (penalised; meaningless when error: GRPO passes None)
     raw_reward: float | None              # the scorer's
     error: bool = False
     drift: bool = False

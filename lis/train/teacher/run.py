@@ -44,7 +44,8 @@ class TeacherItem:
     replies: list[dict[str, Any]] | None
     max_turns: int
     no_loss_turns: list[int] = field(default_factory=list)
-    source: str = "benchmark"           # benchmark (form) | context (solved training tasks)
+    source: str = "benchmark"           # benchmark (form) | context (solved training tasks) | context_vanilla
+    #                                     (solved training tasks answered directly, documents in the prompt)
 
 
 def scripted_item(task: Task, mode: str, rng: random.Random, source: str, planner=None) -> TeacherItem:
@@ -63,6 +64,22 @@ def scripted_item(task: Task, mode: str, rng: random.Random, source: str, planne
         else:
             replies.append(assistant(None, tool_call(step.tool, step.args, f"call_{rng.randrange(16**12):012x}")))
     return TeacherItem(task, mode, replies, max_turns, bad, source)
+
+
+def solved_vanilla_item(task: Task) -> TeacherItem:
+    """A training context task answered directly (vanilla mode: the documents in the prompt, no tools):
+    the answer in the form its question asks, the ground truth itself (a choice's letters, the
+    free-form answer, or ``\\boxed{}`` around it for the math variant), nothing around it: what the
+    scorer compares, and what an instruct model's direct answer holds. The SFT start then knows the
+    LLM-RL baseline's mode as it knows the sandbox's (the paper starts both RL runs from one instruct
+    model that can do both)."""
+    from lis.models.scripted import assistant
+    from lis.prompts import prompt_kind
+
+    answer = task.ground_truth.strip()
+    if prompt_kind(task) in ("math", "physics"):  # the math variant's tasks: the form its prompt asks for
+        answer = f"\\boxed{{{answer}}}"
+    return TeacherItem(task, "vanilla", [assistant(answer)], 1, [], "context_vanilla")
 
 
 def successful(rec: Trajectory, task: Task, min_reward: float) -> bool:

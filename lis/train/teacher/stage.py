@@ -13,7 +13,9 @@ log = logging.getLogger("lis.train.teacher")
 
 def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
     """The scripted teacher's episodes: ``benchmark_episodes`` drawn over every domain and mode (the
-    form of an episode), then ``context_episodes`` of the training context tasks (solved)."""
+    form of an episode), then ``context_episodes`` of the training context tasks (solved, in the mode
+    their variant runs in), then ``vanilla_context_episodes`` of them answered directly (the documents
+    in the prompt, no tools: the LLM-RL baseline's mode; drawn apart from the others)."""
     from lis.train.teacher.episodes import draw
     from lis.train.teacher.run import scripted_item
     from lis.train.teacher.tasks import sample_tasks
@@ -33,6 +35,12 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
         from lis.data import episode_mode
 
         items += [scripted_item(t, episode_mode(t), rng, "context", planner=context_plan) for t in chosen]
+    n_vanilla = int(sec.get("vanilla_context_episodes") or 0)
+    if context_tasks and n_vanilla:
+        from lis.train.teacher.run import solved_vanilla_item
+
+        picks = rng.sample(range(len(context_tasks)), min(len(context_tasks), n_vanilla))
+        items += [solved_vanilla_item(context_tasks[i]) for i in picks]
     return items
 
 
