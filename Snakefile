@@ -18,6 +18,7 @@ include: "workflow/rules/image.smk"
 include: "workflow/rules/tasks.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/eval.smk"
+include: "workflow/rules/replicates.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 

@@ -247,6 +247,13 @@ def _check_jobs(data: dict, source: str) -> None:
             if m not in trained and m not in external:
                 raise ParamsError(f"{source}: jobs.{key}: '{m}' is neither trained here ({', '.join(trained)}) "
                                   f"nor listed in jobs.external", f"add '{m}' to jobs.external")
+    if jobs.get("replicates") and not ({"sft", "grpo-files"} <= set(jobs.get("models", []))
+                                       and "files" in jobs.get("grpo_data", [])
+                                       and "instruct_pretrain" in jobs.get("domains", [])):
+        raise ParamsError(f"{source}: jobs.replicates repeat the learning check (sft and grpo-files on "
+                          "instruct_pretrain), which the job lists do not run",
+                          "add sft and grpo-files to jobs.models, files to jobs.grpo_data and instruct_pretrain "
+                          "to jobs.domains, or empty jobs.replicates")
     if jobs.get("long_context_ablation") and "long_context" not in jobs.get("domains", []):
         raise ParamsError(f"{source}: jobs.long_context_ablation needs long_context in jobs.domains",
                           "add long_context to jobs.domains or empty the ablation list")

@@ -21,6 +21,10 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
                                             help="The image stage's manifest (sandbox modes)."),
         out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default data/eval/<model>/<domain>/<mode>)."),
+        model_path: Optional[Path] = typer.Option(None, "--model-path",
+                                                  help="Evaluate the model folder PATH with the settings of the local "
+                                                       "entry --model (e.g. a replicate of a trained model); its "
+                                                       "journal is kept apart from the entry's own."),
         limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
         workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Episodes at once (default eval.workers)."),
         wait: bool = typer.Option(False, "--wait", help="If another process runs this job, wait for it instead of "
@@ -44,11 +48,16 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     job = EvalJob(model, domain, mode)
+    journal = job.journal()
+    if model_path is not None:
+        from lis.eval.jobs import with_model_path
+
+        journal = with_model_path(p, model, model_path, job)
     manifest = read_json(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
     judge = p.section("scoring").get("judge") or {}
     with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
         m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),
-                    journal_path=job.journal(), image_manifest=manifest, limit=limit, workers=workers, wait=wait)
+                    journal_path=journal, image_manifest=manifest, limit=limit, workers=workers, wait=wait)
     acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
     log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],
              m["scored"], m["n"], m["errors"])

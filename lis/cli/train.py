@@ -95,6 +95,8 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
         data: Path = typer.Option(Path("data/train/teacher/trajectories.jsonl"), "--data",
                                   help="Trajectory records; the successful ones are trained on."),
         out: Path = typer.Option(Path("data/models/sft"), "--out", help="Folder to write the fine-tuned model into."),
+        seed_offset: int = typer.Option(0, "--seed-offset", min=0,
+                                        help="Train with seed sft.seed + N (a replicate of the learning check)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """SFT warm start (params `sft`, PyTorch Lightning): assistant-only loss on the successful
@@ -105,7 +107,9 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
     setup_logging(log_file, verbose)
     p = load_params(profile, params_file)
     records = _read_jsonl(data, "trajectories")
-    manifest = run_sft_stage(p.section("sft"), base_dir, records, out, section_name="sft")
+    sec = p.section("sft")
+    sec["seed"] = int(sec["seed"]) + seed_offset
+    manifest = run_sft_stage(sec, base_dir, records, out, section_name="sft")
     if not manifest.get("written", True):  # a DDP rank other than 0: rank 0 wrote the model and says so
         return
     typer.echo(json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "world_size", "ranks", "wall_s")},
@@ -122,6 +126,8 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
          logs: Path = typer.Option(..., "--logs", help="Folder for metrics.json and train_log.csv."),
          image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
                                              help="The image stage's manifest (sandbox mode)."),
+         seed_offset: int = typer.Option(0, "--seed-offset", min=0,
+                                         help="Train with seed grpo.seed + N (a replicate of the learning check)."),
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """GRPO in the sandbox with TRL (params `grpo`; the LLM-RL baseline also reads `llm_rl`): our agent
@@ -139,7 +145,9 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
         raise LisError(f"unknown --mode {mode!r}", "use sandbox or vanilla")
     p = load_params(profile, params_file)
     path = Path(data) if data.endswith(".jsonl") else Path(f"data/train/context/{data}.jsonl")
-    overrides = p.section("llm_rl") if mode == "vanilla" else None
+    overrides = dict(p.section("llm_rl")) if mode == "vanilla" else {}
+    if seed_offset:
+        overrides["seed"] = int(p.section("grpo")["seed"]) + seed_offset
     metrics = run_grpo_stage(p, init=init, data=path, out=out, logs=logs, mode=mode, image_manifest=image_manifest,
                              overrides=overrides)
     if not metrics.get("written", True):  # a rank other than 0 under accelerate launch: rank 0 reports

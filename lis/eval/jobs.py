@@ -53,6 +53,21 @@ def model_spec(params, name: str) -> dict[str, Any]:
     return spec
 
 
+def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
+    """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place: this process
+    evaluates that folder with the entry's settings); return the job's journal, kept apart from the
+    entry's own (one per folder)."""
+    spec = model_spec(params, name)
+    if spec.get("backend") != "local":
+        raise LisError(f"--model-path needs a local models entry; '{name}' is {spec.get('backend')}",
+                       "name a local entry (backend: local) whose settings the folder is evaluated with")
+    if not (Path(path) / "config.json").is_file():
+        raise LisError(f"no model folder at {path} (config.json missing)", "train it first, or fix --model-path")
+    params.data["models"][name] = {**params.data["models"][name], "path": str(path)}
+    where = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12]
+    return JOURNAL_ROOT / "by-path" / where / job.model / job.domain / f"{job.mode}.jsonl"
+
+
 def repeats_for(params, domain: str) -> int:
     return int(params.section("eval")["repeats"].get(domain, 1))
 

@@ -22,6 +22,7 @@ from lis.report import tables_static as TS
 from lis.report.context import DOMAIN_TITLES, VIEWER_DIR, Context
 from lis.report.index import write_index
 from lis.report.inputs import ANALYSIS, IMAGE_MANIFEST
+from lis.report.replicates import replicates_table
 from lis.report.tables import Table, write_table
 from lis.report.viewer import MARKER
 from lis.util.hashing import hash_obj
@@ -109,10 +110,11 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     throughput = ctx.reader.json(ANALYSIS["throughput"])
 
     learning, check = TE.learning(ctx)
+    seeds, over_seeds = replicates_table(ctx)
     tables: list[Table] = [TS.table1(ctx), TE.table2(ctx), TE.table3(ctx), TA.table4(ctx, behaviour), TS.table5(ctx),
                            TE.table6(ctx), TE.table7(ctx), TA.table8(ctx, behaviour), TA.table9(ctx, behaviour),
                            TA.table10(ctx, efficiency), TA.table11(ctx, efficiency, throughput),
-                           TA.table12(ctx, storage), TS.table13(ctx), TS.table14(ctx), learning]
+                           TA.table12(ctx, storage), TS.table13(ctx), TS.table14(ctx), learning, seeds]
 
     if clean and out.exists():
         for sub in ("tables", "figures"):
@@ -156,7 +158,7 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
     written += write_index(out, title=str(data["report"]["title"]), profile=profile, git=git, image_manifest=image,
                            tables=tables, figures=figs, hashes=dict(ctx.reader.read), section_hashes=sections,
                            params_hash=hash_obj({s: data.get(s) for s in SECTIONS}), timings=timings,
-                           extra={"learning_check": check, "report_s": round(time.monotonic() - t0, 2),
+                           extra={"learning_check": check, "learning_check_seeds": over_seeds, "report_s": round(time.monotonic() - t0, 2),
                                   "stage_time_shares": shares,
                                   "min_n": ctx.fmt.min_n, "paper_version": ctx.paper_version,
                                   "paper_identities": {k: {"paper_model": v.paper_model, "training": v.training,

@@ -35,6 +35,7 @@ REFERENCE = {
 }
 MODES = ("vanilla", "sandbox")
 LEARNING_DOMAIN = "instruct_pretrain"     # the held-out context tasks of the learning check
+REPLICATE_MODELS = ("sft", "grpo-files")  # what each replicate of the learning check trains and evaluates
 TRAINED = ("base", "sft", "rft", "llm-rl")
 
 
@@ -74,6 +75,7 @@ class ReportInputs:
     model_dirs: list[str]                 # data/models/<name> whose manifests the report reads
     viewer: bool = True                   # report.trajectories: every job's episodes in the viewer
     extra: dict[str, str] = field(default_factory=dict)
+    replicates: list[int] = field(default_factory=list)   # jobs.replicates: the learning check over seeds
 
     @classmethod
     def from_params(cls, data: dict[str, Any]) -> "ReportInputs":
@@ -89,7 +91,7 @@ class ReportInputs:
         chain = ["base", "sft"] if any(m in trained and m != "base" for m in models) else []
         model_dirs = list(dict.fromkeys([*chain, *models]))
         viewer = bool((data.get("report") or {}).get("trajectories", True))
-        return cls(job_list, domains, models, runs, model_dirs, viewer)
+        return cls(job_list, domains, models, runs, model_dirs, viewer, replicates=list(jobs.get("replicates", [])))
 
     def job(self, model: str, domain: str, mode: str) -> Job | None:
         j = Job(model, domain, mode)
@@ -103,8 +105,28 @@ class ReportInputs:
 
     def learning_jobs(self) -> list[Job]:
         """The jobs whose episodes the learning check pairs by task: every model's held-out context
-        tasks in sandbox mode."""
-        return [j for j in self.jobs if j.domain == LEARNING_DOMAIN and j.mode == "sandbox"]
+        tasks, in sandbox and in vanilla mode."""
+        return [j for j in self.jobs if j.domain == LEARNING_DOMAIN and j.mode in ("sandbox", "vanilla")]
+
+    def replicate_job(self, replicate: int, model: str) -> Job:
+        """Replicate ``replicate``'s held-out evaluation of ``model`` (sft | grpo-files); replicate 0 is the
+        main run's job (workflow/rules/replicates.smk)."""
+        if replicate == 0:
+            return Job(model, LEARNING_DOMAIN, "sandbox")
+        return Job(f"replicates/r{replicate}/{model}", LEARNING_DOMAIN, "sandbox")
+
+    @staticmethod
+    def replicate_run(replicate: int) -> str:
+        return "grpo-files" if replicate == 0 else f"replicates/r{replicate}/grpo-files"
+
+    def replicate_files(self) -> list[str]:
+        out: list[str] = []
+        for r in self.replicates:
+            for m in REPLICATE_MODELS:
+                j = self.replicate_job(r, m)
+                out += [j.metrics, j.trajectories, f"data/models/replicates/r{r}/{m}"]
+            out += list(self.run_files(self.replicate_run(r)))
+        return out
 
     def files(self) -> list[str]:
         """Every input path (folders for the model directories), in a stable order."""
@@ -114,6 +136,7 @@ class ReportInputs:
         for r in self.runs:
             out += list(self.run_files(r))
         out += [f"data/models/{m}" for m in self.model_dirs]
+        out += self.replicate_files()
         return list(dict.fromkeys(out))
 
 

@@ -6,12 +6,14 @@ goes beside ours only where :mod:`lis.report.paper_identity` says the same model
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from lis.errors import LisError
 from lis.report.cells import DASH, difference, linked, num, paper_value, signed_pct
 from lis.report.context import DOMAIN_TITLES, Context
 from lis.report.inputs import LEARNING_DOMAIN
-from lis.report.learning_check import learning_check, verdict
+from lis.report.learning_check import learning_check, model_summary, paired, verdict
 from lis.report.tables import Table
 
 SECTIONS = ["jobs", "report"]
@@ -125,14 +127,33 @@ def _trained_rows(ctx: Context) -> list[str]:
     return [m for m in order if m in ctx.inputs.models]
 
 
+def start_cell(ctx: Context, model: str) -> tuple[str, dict[str, Any]]:
+    """Table 6's start cell of an RL row: the model it started from and the start's score on the training
+    tasks in the run's own mode (the run's step-1 training reward: the start policy's, at the training
+    temperature, before any update); the SFT / base rows name their own start."""
+    start = start_of(ctx, model)
+    rec: dict[str, Any] = {"start": start, "start_train_reward": None, "train_mode": trained_in(model)}
+    if model in ctx.inputs.runs:
+        m_rel, csv_rel = ctx.inputs.run_files(model)
+        rows = ctx.reader.csv(csv_rel)
+        if rows and rows[0].get("reward_mean") not in (None, ""):
+            rec["start_train_reward"] = float(rows[0]["reward_mean"])
+    if start is None:
+        return DASH, rec
+    if rec["start_train_reward"] is None:
+        return start, rec
+    return f"{start} (training reward at step 1, {rec['train_mode']}: {rec['start_train_reward']:.3f})", rec
+
+
 def table6(ctx: Context) -> Table:
     models = _trained_rows(ctx)
     domains = ctx.benchmark_domains()
-    cols = ["Model", "Domain", "Vanilla", "Sandbox", "Paper vanilla", "Paper sandbox", "Ours − paper (sandbox)"]
+    cols = ["Model", "Start", "Domain", "Vanilla", "Sandbox", "Paper vanilla", "Paper sandbox", "Ours − paper (sandbox)"]
     rows, recs, used, files = [], [], [], []
     rl = [m for m in models if m == "llm-rl" or m.startswith("grpo-")]
     for model in models if rl else []:
         ident = ctx.identity(model)
+        start, start_rec = start_cell(ctx, model)
         for d in domains:
             v, s = ctx.metrics(model, d, "vanilla"), ctx.metrics(model, d, "sandbox")
             files += ctx.job_files(model, d, "vanilla") + ctx.job_files(model, d, "sandbox")
@@ -141,14 +162,18 @@ def table6(ctx: Context) -> Table:
             ps = ctx.paper("table6", mode="sandbox", **keys) if keys else None
             if ident and (pv or ps) and model not in used:
                 used.append(model)
-            rows.append([model, DOMAIN_TITLES.get(d, d), _acc_cell(ctx, v, model, d, "vanilla"),
+            rows.append([model, start, DOMAIN_TITLES.get(d, d), _acc_cell(ctx, v, model, d, "vanilla"),
                          _acc_cell(ctx, s, model, d, "sandbox"), paper_value(pv), paper_value(ps),
                          difference(_acc(s), ps)])
-            recs.append({"model": model, "domain": d, **_job_record("vanilla", v), **_job_record("sandbox", s)})
+            recs.append({"model": model, **start_rec, "domain": d, **_job_record("vanilla", v),
+                         **_job_record("sandbox", s)})
     t = Table("table6_rl", "Table 6", "RL results: the start model, LLM-RL and LLM-in-Sandbox-RL in vanilla and "
               "sandbox mode (accuracy, %)", cols, rows, recs, inputs=files, sections=SECTIONS + ["grpo"],
               paper=_paper_note(ctx, "table6", used))
-    t.notes = ["Cells: accuracy [95% interval] · n · errors.", ctx.fmt.dagger_note()]
+    t.notes = ["Cells: accuracy [95% interval] · n · errors.",
+               "Start: the model each row was trained from; for an RL row, also the start's score on the training "
+               "tasks in that run's mode (its training reward at step 1: the start policy before any update). The "
+               "paper starts both RL runs from the same instruct model.", ctx.fmt.dagger_note()]
     if not rl:
         t.waiting = ("waits for training: no trained RL model is evaluated (stages grpo / llm_rl; add grpo-<variant> "
                      "and llm-rl to jobs.models)")
@@ -185,34 +210,75 @@ def table7(ctx: Context) -> Table:
     return t
 
 
+def start_of(ctx: Context, model: str) -> str | None:
+    """The model a trained model started from, from its manifest (GRPO and LLM-RL: ``init``; SFT:
+    ``base``); None for a model not trained from another (the base, an external model)."""
+    try:
+        m = ctx.reader.model_manifest(model)
+    except LisError:
+        return None
+    where = m.get("init") if m.get("kind") == "grpo" else (m.get("base") if m.get("kind") == "sft" else None)
+    return Path(where).name if where else None
+
+
+def trained_in(model: str) -> str | None:
+    """The mode an RL model trained in: LLM-RL vanilla (documents in the prompt), GRPO sandbox; None
+    for a model that is not an RL model."""
+    return "vanilla" if model == "llm-rl" else ("sandbox" if model.startswith("grpo-") else None)
+
+
 def learning(ctx: Context) -> tuple[Table, dict[str, Any] | None]:
-    """The learning check table and its raw result (for index.json)."""
+    """The learning check table and its raw result (for index.json): every model on the held-out context
+    tasks in both modes, with its start; each RL model against its start, paired by task, in the mode it
+    trained in (GRPO: sandbox; LLM-RL: vanilla, the documents in the prompt)."""
     jobs = ctx.inputs.learning_jobs()
     variants = ctx.data["jobs"].get("grpo_data", [])
     treatment, control = (f"grpo-{variants[0]}" if variants else "grpo-files"), "sft"
-    cols = ["Model", "Mean reward (held-out)", f"Δ vs {control} (paired by task)", "Wins / losses / ties", "p (sign flip)"]
-    have = {j.model for j in jobs}
-    t = Table("learning_check", "Learning check", f"Held-out context tasks ({LEARNING_DOMAIN}, sandbox mode): "
-              f"{treatment} against its start {control}, paired by task", cols, [], [], sections=SECTIONS + ["grpo"],
+    cols = ["Model", "Start", "Mode", "Mean reward (held-out)", "Start's mean reward (same mode)",
+            "Δ vs start (paired by task)", "Wins / losses / ties", "p (sign flip)"]
+    have = {j.model for j in jobs if j.mode == "sandbox"}
+    t = Table("learning_check", "Learning check", f"Held-out context tasks ({LEARNING_DOMAIN}): each trained model "
+              f"against its start, paired by task, in the mode it trained in ({treatment}: sandbox; llm-rl: vanilla)",
+              cols, [], [], sections=SECTIONS + ["grpo"],
               paper="Paper: no published number (our own check that training learned something).")
     if not (treatment in have and control in have):
         missing = [m for m in (treatment, control) if m not in have]
         t.waiting = (f"waits for {', '.join(missing)} evaluated on {LEARNING_DOMAIN} (jobs.models and jobs.domains; "
                      "the training stages grpo and sft)")
         return t, None
-    recs = {j.model: ctx.records(j.model, j.domain, j.mode) for j in jobs}
+    recs = {(j.model, j.mode): ctx.records(j.model, j.domain, j.mode) for j in jobs}
     t.inputs = [j.trajectories for j in jobs]
-    check = learning_check(recs, treatment=treatment, control=control)
-    comp = check["comparison"] or {}
-    for model, summ in check["models"].items():
-        is_t = model == treatment
-        t.rows.append([model, ctx.fmt.accuracy(summ),
-                       ctx.fmt.delta(comp) if is_t else (DASH if model != control else "control"),
-                       f"{comp.get('wins')} / {comp.get('losses')} / {comp.get('ties')}" if is_t else DASH,
-                       (DASH if comp.get("p_value") is None else f"{comp['p_value']:.3g}") if is_t else DASH])
-        t.records.append({"model": model, **{k: summ.get(k) for k in ("n", "scored", "errors", "accuracy", "ci95")},
-                          **({f"paired_{k}": comp.get(k) for k in ("n_pairs", "mean_difference", "ci95", "wins",
-                                                                    "losses", "ties", "p_value")} if is_t else {})})
-    t.notes = [f"Verdict: {verdict(check)}.", "Mean reward [95% bootstrap interval over tasks] · n scored · errors; "
-               "Δ: mean paired difference [95% paired bootstrap] · pairs.", ctx.fmt.dagger_note()]
+    check = learning_check({m: r for (m, mode), r in recs.items() if mode == "sandbox"}, treatment=treatment,
+                           control=control)
+    check["starts"], check["comparisons"] = {}, {}
+    models = list(dict.fromkeys(j.model for j in jobs))
+    for model in models:
+        start = start_of(ctx, model)
+        check["starts"][model] = start
+        trains = trained_in(model)
+        for mode in ("sandbox", "vanilla"):
+            if (model, mode) not in recs:
+                continue
+            summ = model_summary(recs[(model, mode)])
+            base = (start, mode) in recs and start is not None
+            comp = paired(recs[(model, mode)], recs[(start, mode)]) if base and mode == trains else None
+            start_summ = model_summary(recs[(start, mode)]) if base else None
+            if comp is not None:
+                check["comparisons"][model] = {"start": start, "mode": mode, **comp,
+                                               "verdict": verdict({"treatment": model, "control": start,
+                                                                   "comparison": comp})}
+            t.rows.append([model, start or DASH, mode, ctx.fmt.accuracy(summ),
+                           ctx.fmt.accuracy(start_summ) if start_summ else DASH,
+                           ctx.fmt.delta(comp) if comp else DASH,
+                           f"{comp['wins']} / {comp['losses']} / {comp['ties']}" if comp else DASH,
+                           (DASH if comp["p_value"] is None else f"{comp['p_value']:.3g}") if comp else DASH])
+            t.records.append({"model": model, "start": start, "mode": mode,
+                              **{k: summ.get(k) for k in ("n", "scored", "errors", "accuracy", "ci95")},
+                              "start_accuracy": start_summ["accuracy"] if start_summ else None,
+                              **({f"paired_{k}": comp.get(k) for k in ("n_pairs", "mean_difference", "ci95", "wins",
+                                                                        "losses", "ties", "p_value")} if comp else {})})
+    t.notes = [f"Verdict: {c['verdict']} ({c['mode']} mode)." for c in check["comparisons"].values()]
+    t.notes += ["Start: the model a row's model was trained from (its manifest); the start's mean reward is in the "
+                "row's mode. Mean reward [95% bootstrap interval over tasks] · n scored · errors; Δ: mean paired "
+                "difference [95% paired bootstrap] · pairs, in the mode the model trained in.", ctx.fmt.dagger_note()]
     return t, check

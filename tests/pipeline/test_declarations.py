@@ -82,3 +82,19 @@ def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
                add)
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("declares code it does not run: lis/agent" in p for p in problems), problems
+
+
+def test_the_learning_check_over_seeds_is_declared_alike(repo_copy):
+    """jobs.replicates [1, 2] adds the replicates' chains (SFT -> GRPO -> two held-out evaluations each) to
+    the paper target in both declarations; empty (the default), neither has them."""
+    assert not [j for j in snakemake_jobs(repo_copy) if "replicate" in j.name]
+    path = repo_copy / "params.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["jobs"]["replicates"] = [1, 2]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    snake = snakemake_jobs(repo_copy)
+    names = sorted(j.name for j in snake if "replicate" in j.name)
+    assert names == ["eval_replicate"] * 4 + ["grpo_replicate"] * 2 + ["sft_replicate"] * 2, names
+    report = next(j for j in snake if j.name == "report")
+    assert "data/eval/replicates/r2/grpo-files/instruct_pretrain/sandbox/trajectories.jsonl" in report.deps
+    assert compare(snake, dvc_stages(repo_copy), command_module) == []

@@ -164,7 +164,7 @@ def write_throughput(root: Path) -> None:
                                "summary": summarize(runs, ["vanilla", "sandbox"]), "model": {"name": "m"}}))
 
 
-def write_run(root: Path, run: str, steps: int = 5, mode: str = "sandbox") -> None:
+def write_run(root: Path, run: str, steps: int = 5, mode: str = "sandbox", seed: int = 0) -> None:
     """data/train/runs/<run>/{metrics.json,train_log.csv} in the GRPO stage's columns."""
     from lis.train.grpo.stage import PLOT_COLUMNS
 
@@ -180,7 +180,8 @@ def write_run(root: Path, run: str, steps: int = 5, mode: str = "sandbox") -> No
         w.writeheader()
         w.writerows(rows)
     (folder / "metrics.json").write_text(json.dumps({"model": run, "mode": mode, "data": "files", "steps": steps,
-                                                     "wall_s": 321.0, "reward_first": 0.1, "reward_last": 0.5}))
+                                                     "wall_s": 321.0, "reward_first": 0.1, "reward_last": 0.5,
+                                                     "settings": {"seed": seed}}))
 
 
 def write_model(root: Path, name: str, manifest: dict) -> None:
@@ -223,6 +224,13 @@ def build_all(root: Path, rewards: dict | None = None, external_cards: dict | No
             write_model(root, m, external_cards[m])
         elif m not in trained and m in jobs.get("external", []):
             write_model(root, m, {"trained_here": False, "fingerprint": "f", "entry": data["models"].get(m, {})})
+    for r in jobs.get("replicates", []):   # the learning check over seeds: replicate r's chain
+        for m in ("sft", "grpo-files"):
+            key = (f"replicates/r{r}/{m}", "instruct_pretrain", "sandbox")
+            write_job(root, *key, rewards.get(key, DEFAULT_REWARDS["sandbox"]))
+            write_model(root, f"replicates/r{r}/{m}", {"kind": "sft" if m == "sft" else "grpo", "settings": {"seed": r},
+                                                        "init": f"data/models/replicates/r{r}/sft"})
+        write_run(root, f"replicates/r{r}/grpo-files", seed=r)
     names = set(jobs["models"])
     if names & (trained - {"base"}):
         names |= {"base", "sft"}
@@ -230,6 +238,7 @@ def build_all(root: Path, rewards: dict | None = None, external_cards: dict | No
         if not (root / "data" / "models" / m).exists():
             kind = "grpo" if m.startswith("grpo-") or m == "llm-rl" else m if m in ("base", "sft") else "base"
             write_model(root, m, {"kind": kind, "source": "tiny", "steps_done": 3, "init": "data/models/sft",
+                                  "settings": {"seed": 0},
                                   "mode": "vanilla" if m == "llm-rl" else "sandbox", "data": "data/train/context/files.jsonl",
                                   "wall_s": 10.0})
     return metrics

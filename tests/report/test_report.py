@@ -21,7 +21,8 @@ from tests.report.build_inputs import REPO, build_all, make_project, params_of
 
 TABLE_IDS = ["table1_design", "table2_main", "table3_long_context", "table4_capability_groups", "table5_rl_paradigms",
              "table6_rl", "table7_data_ablation", "table8_capability_rl", "table9_reasoning", "table10_tokens",
-             "table11_throughput", "table12_storage", "table13_sampling", "table14_benchmarks", "learning_check"]
+             "table11_throughput", "table12_storage", "table13_sampling", "table14_benchmarks", "learning_check",
+             "learning_check_seeds"]
 FIGURE_IDS = ["figure1_grid", "figure2_capabilities", "training_curves"]
 EXTERNAL_JOBS = {"models": ["ext"], "external": ["ext"], "domains": ["math", "long_context"],
                  "long_context_ablation": ["ext"], "grpo_data": []}
@@ -98,13 +99,20 @@ def test_table2_cells_match_hand_computed_values_with_n_interval_errors_and_smal
 
 
 def test_learning_check_is_paired_by_task(default_run):
-    rows = {r[0]: r for r in md_rows(default_run / "paper_figures" / "tables" / "learning_check.md")}
+    rows = {(r[0], r[2]): r for r in md_rows(default_run / "paper_figures" / "tables" / "learning_check.md")}
     # grpo-files 1,1,1,0 vs sft 0,0,1,0: +50 points on 4 pairs, 2 wins 0 losses 2 ties, exact p = 2/4
-    assert rows["grpo-files"][1].startswith("75.0 [") and rows["sft"][1].startswith("25.0 [")
-    assert rows["grpo-files"][2].startswith("+50.0 [") and rows["grpo-files"][2].endswith("· 4 pairs")
-    assert rows["grpo-files"][3] == "2 / 0 / 2" and rows["grpo-files"][4] == "0.5"
-    assert "Verdict: no significant difference between grpo-files and sft" in \
-        (default_run / "paper_figures" / "tables" / "learning_check.md").read_text()
+    grpo, sft = rows[("grpo-files", "sandbox")], rows[("sft", "sandbox")]
+    assert grpo[1] == "sft" and grpo[3].startswith("75.0 [") and sft[3].startswith("25.0 [")
+    assert grpo[4].startswith("25.0 [")  # its start's score, in the same mode
+    assert grpo[5].startswith("+50.0 [") and grpo[5].endswith("· 4 pairs")
+    assert grpo[6] == "2 / 0 / 2" and grpo[7] == "0.5"
+    # LLM-RL is compared with its start in its own mode (vanilla); GRPO's vanilla row is shown, not compared
+    llm = rows[("llm-rl", "vanilla")]
+    assert llm[1] == "sft" and llm[5] != "–" and rows[("llm-rl", "sandbox")][5] == "–"
+    assert rows[("grpo-files", "vanilla")][5] == "–"
+    text = (default_run / "paper_figures" / "tables" / "learning_check.md").read_text()
+    assert "Verdict: no significant difference between grpo-files and sft" in text
+    assert "between llm-rl and sft" in text and "(vanilla mode)" in text
 
 
 def test_unconfigured_tables_say_what_they_wait_for(default_run):
@@ -248,3 +256,31 @@ def test_a_missing_declared_input_is_one_line_naming_it(tmp_path):
     assert res.returncode != 0
     assert "data/eval/ext/math/sandbox/metrics.json is missing" in res.stderr
     assert "Traceback" not in res.stderr + res.stdout
+
+
+def test_learning_check_over_seeds_pools_the_replicates_with_the_main_run(tmp_path):
+    """jobs.replicates [1, 2]: three seeds (the main run and two replicates), each one's paired GRPO − SFT on
+    the held-out tasks, then their mean with a Student-t interval over seeds (df 2), hand-checked."""
+    jobs = {"models": ["sft", "grpo-files"], "external": [], "domains": ["instruct_pretrain"],
+            "long_context_ablation": [], "grpo_data": ["files"], "replicates": [1, 2]}
+    root = make_project(tmp_path, jobs=jobs, rl_pairs=[], report={"min_n": 4})
+    main = {("grpo-files", "instruct_pretrain", "sandbox"): [1.0, 1.0, 1.0, 0.0],      # +50
+            ("sft", "instruct_pretrain", "sandbox"): [0.0, 0.0, 1.0, 0.0]}
+    reps = {("replicates/r1/grpo-files", "instruct_pretrain", "sandbox"): [1.0, 0.0, 1.0, 0.0],   # +25
+            ("replicates/r1/sft", "instruct_pretrain", "sandbox"): [0.0, 0.0, 1.0, 0.0],
+            ("replicates/r2/grpo-files", "instruct_pretrain", "sandbox"): [0.0, 0.0, 1.0, 0.0],   # 0
+            ("replicates/r2/sft", "instruct_pretrain", "sandbox"): [0.0, 0.0, 1.0, 0.0]}
+    build_all(root, rewards={**main, **reps})
+    assert "data/eval/replicates/r2/grpo-files/instruct_pretrain/sandbox/trajectories.jsonl" in \
+        declared_inputs(params_of(root))
+    res = lis_report(root)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = root / "paper_figures" / "tables"
+    rows = md_rows(out / "learning_check_seeds.md")
+    assert [r[0] for r in rows] == ["0 (main run)", "1", "2", "mean over seeds"]
+    assert [r[1] for r in rows[:3]] == ["0", "1", "2"] and [r[2] for r in rows[:3]] == ["0", "1", "2"]
+    assert [r[5].split(" [")[0] for r in rows[:3]] == ["+50.0", "+25.0", "+0.0"]
+    # mean 25, sd 25, t(0.975, 2) = 4.3027: half-width 4.3027 * 25 / sqrt(3) = 62.1
+    assert rows[3][5] == "+25.0 pts [-37.1, +87.1] · k 3 seeds", rows[3]
+    idx = json.loads((root / "paper_figures" / "index.json").read_text())
+    assert idx["learning_check_seeds"]["over_seeds"]["ci95"] == pytest.approx([-0.371, 0.871], abs=1e-3)

@@ -153,3 +153,42 @@ def test_an_errored_episode_leaves_the_advantages_of_its_group_as_if_it_had_not_
     assert with_error[2] == 0.0
     assert with_error[:2] + with_error[3:] == pytest.approx(alone, abs=1e-7), (with_error, alone)
     assert alone == pytest.approx([3 / 7, -4 / 7, 3 / 7, -4 / 7, 3 / 7, -4 / 7, 3 / 7], abs=1e-6)
+
+
+# -- one sampling policy, and the rollout's log-probs equal TRL's recomputation ---------------------------------
+QWEN3_INSTRUCT_GENERATION = {"do_sample": True, "temperature": 0.7, "top_p": 0.8, "top_k": 20}
+
+
+@pytest.mark.docker
+def test_rollout_logprobs_equal_trls_recomputation_under_one_explicit_sampling_policy(tiny_dir, base_config,
+                                                                                      tmp_path):
+    """Real rollouts of the tiny agent in real sandboxes, one GRPO step (2 prompts x 4 samples). The model's
+    generation config says what Qwen3-4B-Instruct's does (T 0.7, top-p 0.8, top-k 20); the RL recipe says
+    T 1.0, top-p 1, no top-k. The engine must sample with the recipe's policy (not fall back to the
+    generation config) and TRL must be told the same; then, on every trained token (sampled, mask 1), the
+    log-probability TRL recomputes in its loss equals the engine's within 1e-4 (fp32): importance
+    ratio 1. Before the fix the engine drew with top-k 20 while TRL assumed none."""
+    from lis.agent.loop import AgentConfig
+    from lis.sandbox.pool import SandboxPool
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.grpo.trainer import train_grpo
+
+    model = tmp_path / "policy"
+    shutil.copytree(tiny_dir, model)
+    gen = json.loads((model / "generation_config.json").read_text()) if (model / "generation_config.json").is_file() \
+        else {}
+    (model / "generation_config.json").write_text(json.dumps({**gen, **QWEN3_INSTRUCT_GENERATION}))
+    tasks = [lookup_task(i, 5000 + i) for i in range(2)]
+    s = GRPOSettings(prompts_per_step=2, samples_per_prompt=4, steps=1, lr=1e-4, max_tokens_per_turn=96,
+                     max_turns=3, max_prompt_tokens=6144, max_episode_tokens=1024, save_every=10, threads=2,
+                     top_k=None)
+    with SandboxPool(base_config, max_concurrent=8, warm=8) as pool:
+        summary = train_grpo(model, tasks, tmp_path / "out", s, agent_cfg=AgentConfig(), pool=pool, mode="sandbox",
+                             ckpt_dir=tmp_path / "ckpt", log_path=tmp_path / "ckpt" / "steps.jsonl")
+    recipe = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "repetition_penalty": 1.0}
+    assert summary["sampling"] == {"engine": recipe, "trl": recipe}, summary["sampling"]
+    (row,) = _steps(tmp_path / "ckpt" / "steps.jsonl")
+    assert row["errors"] == 0 and row["turns_mean"] > 1 and row["tool_calls_mean"] > 0, row
+    assert row["trained_tokens"] > 100, row
+    assert row["logprob_diff_max"] <= 1e-4, row
+    assert 1 - 1e-4 <= row["is_ratio_min"] <= row["is_ratio_max"] <= 1 + 1e-4, row

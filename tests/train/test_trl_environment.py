@@ -1,0 +1,120 @@
+"""The sandbox as TRL's environment_factory: the paper's three tools and nothing else as public
+methods, schemas equal to ours, observations equal to our loop's, picklable, and two real steps of
+TRL's GRPOTrainer with the tiny agent in real sandboxes leaving no container behind."""
+from __future__ import annotations
+
+import inspect
+import json
+import pickle
+import time
+
+import pytest
+
+from lis.tasks.schema import Task
+
+pytestmark = pytest.mark.docker
+
+
+def lookup_task(i: int, value: int) -> Task:
+    return Task(id=f"t{i}", domain="instruct_pretrain", problem_statement=f"What is the population of Town{i}?",
+                ground_truth=str(value), input_files={f"town{i}.txt": f"Town: Town{i}\nPopulation: {value}\n"},
+                qa_type="free-form")
+
+
+def _spec(base_config, **kw):
+    from lis.agent.tools.dispatch import ToolSettings
+    from lis.train.grpo.environment import EnvironmentSpec
+
+    return EnvironmentSpec(sandbox=base_config, tools=ToolSettings(command_timeout_s=20), **kw)
+
+
+def test_the_public_methods_are_the_papers_three_tools_with_our_schemas():
+    from transformers.utils import get_json_schema
+
+    from lis.agent.tools.schemas import TOOLS
+    from lis.train.grpo.environment import SandboxEnvironment
+
+    public = {n for n, _ in inspect.getmembers(SandboxEnvironment, predicate=inspect.isfunction)
+              if not n.startswith("_")}
+    assert public == {"execute_bash", "str_replace_editor", "submit", "reset", "get_reward"}
+    for ours in TOOLS:
+        fn = ours["function"]
+        got = get_json_schema(getattr(SandboxEnvironment, fn["name"]))["function"]
+        assert got["name"] == fn["name"]
+        params, want = got["parameters"], fn["parameters"]
+        assert set(params["properties"]) == set(want["properties"]), fn["name"]
+        assert set(params.get("required", [])) == set(want["required"]), fn["name"]
+        for name, prop in want["properties"].items():
+            assert params["properties"][name]["type"] == prop["type"], (fn["name"], name)
+            assert params["properties"][name].get("enum") == prop.get("enum"), (fn["name"], name)
+
+
+def test_observations_are_the_loops_and_the_answer_is_scored(base_config, docker_client):
+    from lis.agent.episode import prepare_sandbox
+    from lis.agent.tools.dispatch import execute_tool_call
+    from lis.sandbox.factory import make_sandbox
+    from lis.train.grpo.environment import SandboxEnvironmentFactory
+
+    task = lookup_task(1, 4821)
+    factory = SandboxEnvironmentFactory(_spec(base_config, max_turns=6))
+    env = factory()
+    env.reset(task=json.dumps(task.to_dict()), prompt=[])
+    try:
+        got = env.execute_bash("cat /testbed/documents/town1.txt; ls /nope")
+        with make_sandbox(base_config).start() as sb:
+            prepare_sandbox(sb, task, "sandbox")
+            ref = execute_tool_call(sb, "execute_bash", {"command": "cat /testbed/documents/town1.txt; ls /nope"},
+                                    factory.spec.tools).observation
+        assert got == ref + "\nSteps Remaining: 5"
+        assert "Population: 4821" in got and "Exit code 2" in got
+        viewed = env.str_replace_editor("view", "/testbed/documents/town1.txt")
+        assert "Population: 4821" in viewed and viewed.endswith("Steps Remaining: 4")
+        env.str_replace_editor("create", "/testbed/answer.txt", file_text="4821\n")
+        assert env.submit().startswith("<<< Finished >>>")
+        assert env.execute_bash("echo 1 > /testbed/answer.txt").startswith("Error: the task was already submitted")
+        copy = pickle.loads(pickle.dumps(env))  # picklable mid-episode; the copy holds no sandbox
+        assert copy._sb is None and copy._task.id == task.id
+        assert env.get_reward() == 1.0  # the answer as it was at submit
+        assert env._sb is None  # given back with the reward
+        env.reset(task=json.dumps(lookup_task(2, 7).to_dict()))
+        env.str_replace_editor("create", "/testbed/answer.txt", file_text="8\n")
+        assert env.get_reward() == 0.0  # no submit: the answer file at the end, as the paper reads it
+    finally:
+        factory.close()
+    pickle.loads(pickle.dumps(factory))
+
+
+def test_trls_grpo_trainer_trains_two_steps_with_the_environment(tiny_dir, base_config, docker_client, tmp_path):
+    """TRL's own multi-turn path: GRPOTrainer(environment_factory=...) on the tiny agent, 2 steps of
+    2 prompts x 2 samples, tools run in real sandboxes, rewards from our scorer; no container after."""
+    from datasets import Dataset  # noqa: F401  (TRL's dataset type)
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from lis.train.grpo.environment import SandboxEnvironmentFactory, environment_dataset
+
+    run_id = f"pytest-trl-env-{int(time.time())}"
+    config = type(base_config)(**{**base_config.__dict__, "run_id": run_id})
+    factory = SandboxEnvironmentFactory(_spec(config, max_turns=3, max_sandboxes=4))
+    tasks = [lookup_task(i, 300 + i) for i in range(4)]
+    args = GRPOConfig(output_dir=str(tmp_path / "trl"), max_steps=2, per_device_train_batch_size=4,
+                      gradient_accumulation_steps=1, num_generations=2, learning_rate=1e-5, beta=0.0,
+                      scale_rewards="none", loss_type="dr_grpo", max_completion_length=1024,
+                      max_tool_calling_iterations=3, temperature=1.0, top_k=0, top_p=1.0, use_cpu=True, bf16=False,
+                      report_to="none", save_strategy="no", logging_steps=1, disable_tqdm=True,
+                      remove_unused_columns=False, dataloader_num_workers=0, seed=0,
+                      generation_kwargs={"max_new_tokens": 96})
+    trainer = GRPOTrainer(model=str(tiny_dir), args=args, train_dataset=environment_dataset(tasks),
+                          processing_class=AutoTokenizer.from_pretrained(tiny_dir), environment_factory=factory)
+    try:
+        trainer.train()
+        history = [h for h in trainer.state.log_history if "loss" in h]
+        assert len(history) == 2 and trainer.state.global_step == 2
+        assert all("rewards/SandboxEnvironment/mean" in h for h in history), history
+        calls = [h.get("tools/call_frequency") for h in history]
+        assert any(c and c > 0 for c in calls), history  # the tiny agent called tools in the sandboxes
+    finally:
+        factory.close()
+    time.sleep(1)
+    left = docker_client.api.containers(all=True, filters={"label": [f"lis.run={run_id}"]})
+    assert not left, f"{len(left)} sandbox(es) left behind"
