@@ -1,0 +1,158 @@
+"""The checks a GPU makes possible, in one run (scripts/gpu-check.sh runs this; docs/training.md).
+
+    python scripts/gpu_check.py --out gpu-check.json            # on a CUDA machine
+    python scripts/gpu_check.py --device cpu --out self.json    # the same checks on the CPU (the self-test)
+
+1. **Batch engine, CUDA vs CPU.** The tiny model (built offline here, fp32) on both devices: greedy
+   continuations of the same prompts (ids equal unless two logits tie within float rounding), seeded
+   sampled continuations (the same seed draws the same uniform numbers on both; ids equal where the
+   devices' distributions agree to float rounding), and the log-probabilities the device engine reports
+   for its own draws against a CPU recomputation of the same ids (max absolute difference).
+2. **GRPO on the device.** 3 steps of ``lis.train.grpo.trainer.train_grpo`` (TRL GRPOTrainer, our
+   rollout_func and checks) on the tiny model in vanilla mode (no Docker there): step times, and the
+   per-step importance-sampling ratio and log-prob difference between the engine and TRL's loss
+   recomputation, loss computations in eval mode (0).
+3. **Lightning SFT on the device.** 60 steps of ``lis.train.sft.run.train_sft`` on scripted vanilla
+   teacher episodes (no sandbox): time and losses.
+
+Every number lands in one JSON file. Nothing here is timed for a verdict: it reports.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def engine_parity(base: Path, device: str, n_prompts: int = 8, max_new: int = 48) -> dict:
+    import torch
+
+    from lis.models.local_hf import LocalHFModel
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    dev = LocalHFModel.load(base, name="dev", device=device, dtype="float32", seed=0)
+    cpu = LocalHFModel.load(base, name="cpu", device="cpu", dtype="float32", seed=0)
+    tasks = [t for d in ("math", "biomed", "long_context", "instruct_follow") for t in load_samples(d)[:2]][:n_prompts]
+    prompts = [dev.render(render_prompts(t, "vanilla"))[-2000:] for t in tasks]
+    out = {"prompts": len(prompts)}
+    t0 = time.perf_counter()
+    greedy_dev = [dev.engine.generate(p, max_new, temperature=0.0).ids for p in prompts]
+    out["greedy_device_s"] = round(time.perf_counter() - t0, 3)
+    t0 = time.perf_counter()
+    greedy_cpu = [cpu.engine.generate(p, max_new, temperature=0.0).ids for p in prompts]
+    out["greedy_cpu_s"] = round(time.perf_counter() - t0, 3)
+    out["greedy_ids_equal"] = sum(a == b for a, b in zip(greedy_dev, greedy_cpu))
+    draws_dev = [dev.engine.generate(p, max_new, temperature=1.0, seed=100 + i) for i, p in enumerate(prompts)]
+    draws_cpu = [cpu.engine.generate(p, max_new, temperature=1.0, seed=100 + i) for i, p in enumerate(prompts)]
+    out["sampled_ids_equal"] = sum(a.ids == b.ids for a, b in zip(draws_dev, draws_cpu))
+    out["sampled_tokens_before_first_difference"] = [
+        next((k for k, (x, y) in enumerate(zip(a.ids, b.ids)) if x != y), min(len(a.ids), len(b.ids)))
+        for a, b in zip(draws_dev, draws_cpu)]
+    worst = 0.0
+    with torch.no_grad():
+        for p, d in zip(prompts, draws_dev):
+            ids = torch.tensor([p + d.ids])
+            logits = cpu.model(input_ids=ids).logits[0, len(p) - 1:len(p) - 1 + len(d.ids)].float()
+            ref = torch.log_softmax(logits, -1)[torch.arange(len(d.ids)), torch.tensor(d.ids)]
+            worst = max(worst, float((ref - torch.tensor(d.logprobs)).abs().max()))
+    out["device_logprobs_vs_cpu_recompute_max_abs"] = worst
+    dev.close()
+    cpu.close()
+    return out
+
+
+def grpo_steps(base: Path, work: Path, steps: int = 3) -> dict:
+    from lis.agent.loop import AgentConfig
+    from lis.tasks.schema import Task
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.grpo.trainer import StepLog, train_grpo
+
+    tasks = [Task(id=f"t{i}", domain="instruct_pretrain", problem_statement=f"What is the population of Town{i}?",
+                  ground_truth=str(1000 + i), input_files={f"town{i}.txt": f"Town: Town{i}\nPopulation: {1000 + i}\n"},
+                  qa_type="free-form") for i in range(8)]
+    s = GRPOSettings(prompts_per_step=4, samples_per_prompt=8, steps=steps, lr=1e-4, max_tokens_per_turn=32,
+                     max_turns=1, max_prompt_tokens=4096, max_episode_tokens=64, save_every=100)
+    t0 = time.perf_counter()
+    summary = train_grpo(base, tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None, mode="vanilla",
+                         ckpt_dir=work / "grpo-ckpt", log_path=work / "grpo-ckpt" / "steps.jsonl")
+    rows = StepLog(work / "grpo-ckpt" / "steps.jsonl").rows()
+    keep = ("step", "reward_mean", "loss", "step_s", "rollout_s", "is_ratio_min", "is_ratio_mean", "is_ratio_max",
+            "logprob_diff_mean", "logprob_diff_max", "trained_tokens", "loss_calls", "loss_calls_eval_mode")
+    return {"wall_s": round(time.perf_counter() - t0, 2), "steps": summary["steps"],
+            "sampling": summary["sampling"], "per_step": [{k: r.get(k) for k in keep} for r in rows]}
+
+
+def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict:
+    from lis.agent.loop import AgentConfig
+    from lis.models.scripted import ScriptedModel
+    from lis.train.sft.run import SFTSettings, train_sft
+    from lis.train.teacher.run import run_teacher, scripted_item
+    from lis.train.teacher.tasks import sample_tasks
+
+    rng = random.Random(0)
+    tasks = [t for ts in sample_tasks().values() for t in ts][:24]
+    items = [scripted_item(t, "vanilla", rng, "benchmark") for t in tasks]
+    records = run_teacher(items, AgentConfig(), model_for=lambda it: ScriptedModel(it.replies, name="teacher"),
+                          workers=4)
+    s = SFTSettings(steps=steps, batch_size=4, lr=5e-3, checkpoint_every=1000, held_out=0.1, seed=0,
+                    accelerator=accelerator)
+    t0 = time.perf_counter()
+    m = train_sft(base, records, work / "sft", s, ckpt_dir=work / "sft-ckpt")
+    return {"wall_s": round(time.perf_counter() - t0, 2), "steps_done": m["steps_done"], "loss": m["loss"],
+            "records": len(records), "weights_sha256": m.get("weights_sha256")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda", help="cuda (default) | cpu (the self-test)")
+    ap.add_argument("--out", type=Path, default=Path("gpu-check.json"))
+    ap.add_argument("--grpo-steps", type=int, default=3)
+    ap.add_argument("--sft-steps", type=int, default=60)
+    args = ap.parse_args()
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("gpu-check: no CUDA device here (torch.cuda.is_available() is False); --device cpu runs the "
+              "self-test", file=sys.stderr)
+        return 2
+    if args.device == "cpu":  # make every stage below run on the CPU, as it would on a machine without CUDA
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    result = {"device": args.device, "python": platform.python_version(), "torch": torch.__version__,
+              "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with tempfile.TemporaryDirectory(prefix="lis-gpu-check-") as tmp:
+        work = Path(tmp)
+        from lis.train.tiny.base import build_base
+
+        t0 = time.perf_counter()
+        build_base(work / "base", seed=0, corpus_episodes=100, stdlib_files=20)
+        result["build_base_s"] = round(time.perf_counter() - t0, 2)
+        for name, fn in (("engine", lambda: engine_parity(work / "base", args.device)),
+                         ("grpo", lambda: grpo_steps(work / "base", work, args.grpo_steps)),
+                         ("sft", lambda: sft_steps(work / "base", work, "gpu" if args.device == "cuda" else "cpu",
+                                                   args.sft_steps))):
+            t0 = time.perf_counter()
+            try:
+                result[name] = fn()
+            except Exception as e:  # noqa: BLE001 - one failed check still reports the others
+                result[name] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"}
+            print(f"gpu-check: {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+    return 1 if any("error" in result.get(k, {}) for k in ("engine", "grpo", "sft")) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
