@@ -54,9 +54,16 @@ def transformers_serve(model_dir: Path, workdir: Path, timeout: float = 120) -> 
             proc.wait()
 
 
+TRAINING_SEED_ENV = "LIS_TEST_TRAINING_SEED"
+
+
 def tiny_model_dir() -> Path:
     """The tiny agent of the smoke recipe (base → teacher episodes in the real sandbox → SFT), built
-    once per machine into the cache (lis.train.tiny.agent.cached_tiny_agent: a few minutes)."""
+    once per machine into the cache (lis.train.tiny.agent.cached_tiny_agent: a few minutes).
+
+    ``$LIS_TEST_TRAINING_SEED`` = k (default 0: the recipe's seeds) trains it with every training seed
+    (base, teacher, SFT) set to k: scripts/trained-behaviour-seeds.sh runs the tests of trained behaviour
+    (marker ``trained_behaviour``) over such agents, to show they hold for other training runs."""
     from lis.params import load
     from lis.sandbox.factory import config_from_params
     from lis.sandbox.image import ensure_image
@@ -64,6 +71,10 @@ def tiny_model_dir() -> Path:
 
     root = Path(__file__).resolve().parents[1]
     p = load(root, profile="smoke")
+    seed = int(os.environ.get(TRAINING_SEED_ENV) or 0)
+    if seed:
+        for section in ("base", "teacher", "sft"):
+            p.data[section]["seed"] = seed
     ensure_image(p.section("image"), root)
     sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-tiny",
                                  backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage

@@ -19,6 +19,7 @@ def served_tiny(tiny_dir, tmp_path_factory):
         yield url
 
 
+@pytest.mark.trained_behaviour
 def test_chat_completion_with_tool_calls(served_tiny, tiny_dir, tiny_model, prompt):
     m = OpenAIChatModel("tiny-served", model=str(tiny_dir), base_url=served_tiny, timeout_s=120, max_retries=1)
     res = m.chat(prompt, tools=TOOLS, sampling=Sampling(temperature=0, max_tokens=64))
@@ -34,6 +35,7 @@ def test_chat_completion_with_tool_calls(served_tiny, tiny_dir, tiny_model, prom
     assert json.loads(call["function"]["arguments"]) == json.loads(local_call["function"]["arguments"])
 
 
+@pytest.mark.trained_behaviour
 def test_sampled_turns_are_mostly_valid_tool_calls(served_tiny, tiny_dir):
     """Through the server as through the local backend, the warmed-up model calls the tools."""
     from lis.train.teacher.episodes import NO_LOSS, episodes

@@ -30,6 +30,7 @@ def report(tiny_model, base_config):
     return check_agent(tiny_model, base_config, per_domain=2, max_turns=6, sampling=smoke_sampling(), seed=0)
 
 
+@pytest.mark.trained_behaviour
 def test_sandbox_episodes_behave_like_an_agent(report):
     """Most turns are valid tool calls, most episodes write an answer file and submit.
 
@@ -47,6 +48,7 @@ def test_sandbox_episodes_behave_like_an_agent(report):
     assert 1.5 <= overall["mean_turns"] <= 6
 
 
+@pytest.mark.trained_behaviour
 def test_commands_run_in_the_sandbox(report):
     per = report["sandbox"]
     tools = {t for d in per.values() for t in d["tools"]}
@@ -57,6 +59,7 @@ def test_commands_run_in_the_sandbox(report):
     assert "/testbed" in commands
 
 
+@pytest.mark.trained_behaviour
 def test_answers_have_the_domain_form(report):
     """Sandbox answers of math/physics in \\boxed{}, biomed one letter; vanilla answers short and in form
     (long_context's real vanilla prompts exceed the tiny model's context: token_budget)."""

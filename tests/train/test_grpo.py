@@ -180,6 +180,7 @@ def test_killed_grpo_resumes_from_its_last_checkpoint(repo_copy, tiny_dir, docke
     assert not left, f"{len(left)} sandbox(es) left behind"
 
 
+@pytest.mark.trained_behaviour
 def test_the_rollout_benchmark_measures_the_prefix_cache_against_its_baseline(tiny_model, base_config):
     """`lis bench rollout`'s measurement on the tiny agent through real sandboxes: the group once as
     GRPO runs it and once with the engine's prefix cache (same seeds): the turns after the first hit

@@ -159,6 +159,7 @@ def test_an_errored_episode_leaves_the_advantages_of_its_group_as_if_it_had_not_
 QWEN3_INSTRUCT_GENERATION = {"do_sample": True, "temperature": 0.7, "top_p": 0.8, "top_k": 20}
 
 
+@pytest.mark.trained_behaviour
 @pytest.mark.docker
 def test_rollout_logprobs_equal_trls_recomputation_under_one_explicit_sampling_policy(tiny_dir, base_config,
                                                                                       tmp_path):

@@ -84,6 +84,7 @@ def test_observations_are_the_loops_and_the_answer_is_scored(base_config, docker
     pickle.loads(pickle.dumps(factory))
 
 
+@pytest.mark.trained_behaviour
 def test_trls_grpo_trainer_trains_two_steps_with_the_environment(tiny_dir, base_config, docker_client, tmp_path):
     """TRL's own multi-turn path: GRPOTrainer(environment_factory=...) on the tiny agent, 2 steps of
     2 prompts x 2 samples, tools run in real sandboxes, rewards from our scorer; no container after."""

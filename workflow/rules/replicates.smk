@@ -13,6 +13,7 @@ wildcard_constraints:
 
 rule sft_replicate:
     priority: 30
+    threads: max(1, int(P.section("sft")["threads"]))  # two 2-thread trainers on 2 cores thrash (OpenMP spin-waits)
     input:
         base="data/models/base",
         data="data/train/teacher/trajectories.jsonl",
@@ -32,6 +33,7 @@ rule sft_replicate:
 
 rule grpo_replicate:
     priority: 30
+    threads: max(1, int(P.section("grpo")["threads"]))
     input:
         init="data/models/replicates/r{replicate}/sft",
         data="data/train/context/files.jsonl",
