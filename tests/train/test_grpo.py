@@ -169,6 +169,13 @@ def test_killed_grpo_resumes_from_its_last_checkpoint(repo_copy, tiny_dir, docke
     assert metrics["sandbox_backend"] == "bwrap" and metrics["errors"] == 0
     rows = (repo_copy / "data/train/runs/grpo-files/train_log.csv").read_text().splitlines()
     assert rows[0].startswith("step,reward_mean") and [x.split(",")[0] for x in rows[1:]] == ["1", "2", "3", "4"]
+    import csv
+
+    logged = list(csv.DictReader(rows))
+    # every step (the first of each process included: steps 1 and 3) computed its loss in train mode, and the
+    # rollouts' log-probs equal TRL's recomputation up to float rounding
+    assert [r["loss_calls_eval_mode"] for r in logged] == ["0"] * 4, logged
+    assert all(float(r["logprob_diff_max"]) < 1e-3 and int(r["trained_tokens"]) > 0 for r in logged), logged
     manifest = json.loads((repo_copy / "data/models/grpo-files/manifest.json").read_text())
     assert manifest["kind"] == "grpo" and manifest["steps"] == 4 and manifest["weights_sha256"]
     assert not list(ckpts.glob("grpo-files-*"))  # finished: checkpoints removed
