@@ -8,7 +8,9 @@
 #   bash scripts/trained-behaviour-seeds.sh            # seeds 1..10 (about 6 min each on 2 cores)
 #   bash scripts/trained-behaviour-seeds.sh 1 2 3      # those seeds
 #
-# Writes logs/trained-behaviour-seeds/<seed>.log and prints one line per seed and a summary.
+# Writes logs/trained-behaviour-seeds/<seed>.log (with every test's measured values: the lines starting
+# MEASURED) and prints one line per seed and a summary. A seed's agent is built once (the cache folder);
+# a second run only re-runs the tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${LIS_VENV:-.venv}/bin/python
@@ -19,7 +21,7 @@ mkdir -p "$out"
 failed=0
 for k in "${seeds[@]}"; do
   t0=$(date +%s)
-  LIS_TEST_TRAINING_SEED=$k "$PY" -m pytest -q -p no:cacheprovider -m trained_behaviour -o addopts="" \
+  LIS_TEST_TRAINING_SEED=$k "$PY" -m pytest -q -rA -p no:cacheprovider -m trained_behaviour -o addopts="" \
       --timeout 3000 tests > "$out/$k.log" 2>&1
   rc=$?
   summary=$(grep -E "^[0-9]+ (passed|failed)|passed|failed" "$out/$k.log" | tail -1)

@@ -26,8 +26,14 @@ def smoke_sampling() -> Sampling:
 
 @pytest.fixture(scope="module")
 def report(tiny_model, base_config):
-    """Two sample tasks per domain, smoke settings (6 turns, the tiny entry's sampling)."""
-    return check_agent(tiny_model, base_config, per_domain=2, max_turns=6, sampling=smoke_sampling(), seed=0)
+    """Two sample tasks per domain, smoke settings (6 turns, the tiny entry's sampling). The measured report
+    goes to stdout (``MEASURED agent_check``: scripts/trained-behaviour-seeds.sh keeps it per training seed)."""
+    out = check_agent(tiny_model, base_config, per_domain=2, max_turns=6, sampling=smoke_sampling(), seed=0)
+    slim = {mode: {d: {k: v.get(k) for k in ("valid_call_rate", "submitted", "answer_file", "answer_form",
+                                             "mean_turns", "terminations", "bash_exit_0")}
+                   for d, v in out[mode].items()} for mode in ("sandbox", "vanilla")}
+    print("MEASURED agent_check", json.dumps({**slim, "overall": out["overall"]}))
+    return out
 
 
 @pytest.mark.trained_behaviour

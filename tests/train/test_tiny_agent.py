@@ -179,6 +179,7 @@ def test_saved_model_emits_valid_tool_calls(tiny_model):
     from lis.train.teacher.episodes import episodes
 
     res = tool_call_rate(tiny_model, episodes(8, 777), seed=5, sampling=Sampling(**PAPER_SAMPLING))
+    print("MEASURED tool_call_rate", res)
     assert res["turns"] >= 12 and res["rate"] >= 0.8, res
 
 
@@ -194,6 +195,7 @@ def test_first_turn_of_a_real_prompt_is_a_tool_call(tiny_model, prompt):
         calls = msg.get("tool_calls") or []
         if calls and all(check_tool_call(c, TOOLS) is None for c in calls):
             names.append(calls[0]["function"]["name"])
+    print("MEASURED first_turns", names)
     assert len(names) >= 5 and set(names) <= {"execute_bash", "str_replace_editor"}, names
 
 
@@ -211,4 +213,5 @@ def test_vanilla_answers_have_the_domain_form(tiny_model):
                                                                                   seed=i))
             ok += answer_has_form(task, res.message.get("content") or "")
             total += 1
+    print("MEASURED vanilla_form", ok, total)
     assert ok >= 0.5 * total, f"{ok}/{total}"
