@@ -14,23 +14,36 @@ it again), so a re-run repeats no finished episode. Two files per job:
 
 ``lock()`` makes a job one run at a time: a second ``lis eval run`` of the same job refuses
 (naming the process that holds it) or waits.
+
+Torn writes and bad lines (disk full, a kill mid-write, a stray edit) never break a job. Each record
+is one line written by one ``os.write`` of the whole line (newline included) and fsynced; a write
+that fails part-way is cut back, so an append never leaves half a record for the next one to be
+glued to. On first use, under the job's lock, each file is checked: a line that is not UTF-8, not
+JSON or not a JSON object is moved to ``<file>.corrupt`` (raw bytes, one per line) with one
+warning, and a torn last line (no final newline) is cut off the same way; the run goes on. A torn
+record's episode was never journalled, so it runs again; every other episode stays done.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import json
+import logging
 import os
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from lis.agent.trajectory import Trajectory, append_jsonl, read_jsonl
+from lis.agent.trajectory import Trajectory
 from lis.errors import LisError
+
+log = logging.getLogger(__name__)
 
 # Endings that are the model's doing: kept and scored.
 FINISHED = frozenset({"submitted", "max_turns", "token_budget", "timeout", "answered", "truncated"})
@@ -55,18 +68,25 @@ class Journal:
         self.path = Path(path)
         self.scores_path = self.path.with_name(self.path.stem + ".scores.jsonl")
         self.lock_path = self.path.with_name(self.path.stem + ".lock")
+        self._mu = threading.Lock()          # appends from the job's worker threads, one at a time
+        self._checked: set[Path] = set()     # files repaired since this object was made
 
     # -- episodes -------------------------------------------------------------------------------
     def state(self, settings_hash: str, task_hashes: dict[str, str] | None = None) -> JournalState:
         """Episodes recorded under ``settings_hash`` (and, when ``task_hashes`` maps a task id to its
         content hash, under the task's current content: an edited task runs again)."""
         st = JournalState()
-        for d in read_jsonl(self.path):
+        for n, d in self._records(self.path):
             if d.get("params_hash") != settings_hash:
                 continue
             if task_hashes is not None and d.get("task_hash") != task_hashes.get(d.get("task_id")):
                 continue
-            rec = Trajectory.from_dict(d)
+            try:
+                rec = Trajectory.from_dict(d)
+            except Exception as e:  # noqa: BLE001 - a JSON object of the wrong shape: as if absent
+                log.warning("journal %s: line %d is not an episode record (%s: %s); ignored, its episode runs "
+                            "again", self.path, n, type(e).__name__, str(e)[:200])
+                continue
             if rec.termination in FINISHED:
                 st.finished[rec.key] = rec
                 st.failures.pop(rec.key, None)
@@ -78,21 +98,151 @@ class Journal:
         """Record an episode, whatever its ending (the reward lives in the scores file)."""
         d = rec.to_dict()
         d["reward"], d["score"] = None, None
-        append_jsonl(self.path, d)
+        self._append(self.path, d)
 
     # -- scores ---------------------------------------------------------------------------------
     def scores(self, scoring_hash: str) -> dict[str, dict[str, Any]]:
         """episode id → {"reward", "score"} of the scores recorded under ``scoring_hash``."""
         out = {}
-        for d in read_jsonl(self.scores_path):
+        for _, d in self._records(self.scores_path):
             if d.get("scoring_hash") == scoring_hash and d.get("episode_id"):
                 out[d["episode_id"]] = {"reward": d.get("reward"), "score": d.get("score")}
         return out
 
     def append_score(self, episode_id: str, scoring_hash: str, reward: float, score: dict[str, Any]) -> None:
-        append_jsonl(self.scores_path, {"episode_id": episode_id, "scoring_hash": scoring_hash, "reward": reward,
+        self._append(self.scores_path, {"episode_id": episode_id, "scoring_hash": scoring_hash, "reward": reward,
                                         "score": score,
                                         "scored_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+
+    # -- the files: tolerant reads, untearable appends ----------------------------------------------
+    def corrupt_path(self, path: Path | None = None) -> Path:
+        """Where the bad lines of ``path`` (default: the episodes file) are set aside."""
+        path = Path(path or self.path)
+        return path.with_name(path.name + ".corrupt")
+
+    def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(line number, record) of every good line of ``path``, after setting its bad lines aside."""
+        with self._mu:
+            self._check(path)
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return
+        for n, line in enumerate(data.split(b"\n"), 1):
+            if line.strip():
+                d, _ = _parse(line)
+                if d is not None:  # a bad line here was written after the check: skipped, never fatal
+                    yield n, d
+
+    def _append(self, path: Path, record: dict[str, Any]) -> None:
+        """Append ``record`` as one line: one write of the whole line, fsynced. A write that fails
+        part-way (disk full) is cut back before the error is raised: no half record stays behind."""
+        text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (text is made safe upstream; never crash here):
+            # a valid pair written as two code points is joined, a lone one becomes U+FFFD
+            data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        with self._mu:
+            self._check(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                start = os.fstat(fd).st_size
+                if start and os.pread(fd, 1, start - 1) != b"\n":  # torn since the check: set it aside
+                    os.close(fd)
+                    fd = -1
+                    self._repair(path)
+                    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+                    start = os.fstat(fd).st_size
+                try:
+                    written = os.write(fd, data)
+                    while written < len(data):  # a regular file takes it whole unless the disk is full
+                        n = os.write(fd, data[written:])
+                        if n <= 0:
+                            raise OSError(errno.EIO, f"short write to {path}")
+                        written += n
+                    os.fsync(fd)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, start)
+                        os.fsync(fd)
+                    raise
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+
+    def _check(self, path: Path) -> None:
+        """Repair ``path`` once per Journal (the caller holds ``_mu``; the job holds ``lock()``)."""
+        if path not in self._checked:
+            self._repair(path)
+            self._checked.add(path)
+
+    def _repair(self, path: Path) -> None:
+        """Move the bad lines of ``path`` to its ``.corrupt`` file and cut a torn last line off,
+        with one warning; a file with none is left untouched."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return
+        if not data:
+            return
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends with a newline
+        good: list[bytes] = []
+        bad: list[tuple[int, bytes, str]] = []
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            d, why = _parse(line)
+            if d is None:
+                bad.append((n, line, why))
+            else:
+                good.append(line)
+        tail_ok = False
+        if tail.strip():
+            d, why = _parse(tail)
+            if d is None:
+                bad.append((len(lines) + 1, tail, f"torn last line: no newline, {why}"))
+            else:
+                tail_ok = True  # a whole record that lost only its newline: kept
+                good.append(tail)
+        if not bad and (tail_ok or not tail):
+            if tail_ok:
+                with open(path, "ab") as f:
+                    f.write(b"\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+            return
+        corrupt = self.corrupt_path(path)
+        with open(corrupt, "ab") as f:
+            for _, line, _ in bad:
+                f.write(line + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        if all(n == len(lines) + 1 for n, _, _ in bad):  # only a torn tail: cut it off in place
+            fd = os.open(path, os.O_RDWR)
+            try:
+                os.ftruncate(fd, len(data) - len(tail))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        else:  # lines in the middle: write the good ones to a new file and swap it in
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.repair")
+            with open(tmp, "wb") as f:
+                f.write(b"".join(line + b"\n" for line in good))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+            with contextlib.suppress(OSError):
+                dfd = os.open(path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+        what = "; ".join(f"line {n}: {why}" for n, _, why in bad[:3]) + (" ..." if len(bad) > 3 else "")
+        log.warning("journal %s: %d bad line(s) set aside in %s (%s); the run goes on (an episode whose "
+                    "record was lost runs again)", path, len(bad), corrupt.name, what)
 
     # -- one run per job ------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -127,12 +277,28 @@ class Journal:
             os.close(fd)  # releases the lock
 
 
+def _parse(line: bytes) -> tuple[dict[str, Any] | None, str]:
+    """(the record, "") of one journal line, or (None, why it is not one)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 (byte {e.start})"
+    try:
+        d = json.loads(text)
+    except ValueError as e:  # JSONDecodeError, or a number too long to convert
+        return None, f"not JSON ({getattr(e, 'msg', None) or str(e)[:80]})"
+    if not isinstance(d, dict):
+        return None, f"not a JSON object ({type(d).__name__})"
+    return d, ""
+
+
 def _holder(lock_path: Path) -> str:
     try:
-        d = json.loads(lock_path.read_text() or "{}")
-    except (OSError, json.JSONDecodeError):
+        d = json.loads(lock_path.read_bytes() or b"{}")
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
         d = {}
-    if not d:
+    if not isinstance(d, dict) or not d:
         return "another process"
-    cmd = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(d.get("argv") or []))
+    argv = d.get("argv") if isinstance(d.get("argv"), list) else []
+    cmd = " ".join(Path(str(a)).name if i == 0 else str(a) for i, a in enumerate(argv))
     return f"process {d.get('pid')} on {d.get('host')} since {d.get('since_utc')} ({cmd})"
