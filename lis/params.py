@@ -209,7 +209,14 @@ SERVE_VLLM_KEYS = ("model", "tool_call_parser", "reasoning_parser", "tensor_para
 def _check_models(data: dict, source: str) -> None:
     """What the schema cannot say about a ``serve:`` block: only openai entries (servers) have one,
     with a base_url, and a generic ``command`` replaces the vLLM fields rather than joining them."""
+    from lis.models.urls import EXAMPLE, base_url_problem
+
     for name, spec in (data.get("models") or {}).items():
+        if isinstance(spec, dict) and spec.get("base_url") is not None:
+            problem = base_url_problem(spec["base_url"])
+            if problem:  # now, not after a round of connection retries in the middle of a run
+                raise ParamsError(f"{source}: models.{name}.base_url {str(spec['base_url'])[:200]!r} is not "
+                                  f"usable: {problem}", f"set it to an OpenAI-compatible server's URL, e.g. {EXAMPLE}")
         serve = spec.get("serve")
         if serve is None:
             continue

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from lis.agent.loop import AgentConfig, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError
+from lis.models.text import safe_result
 from lis.prompts import layout, render_prompts
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.sandbox.pool import SandboxPool
@@ -47,11 +48,12 @@ def run_vanilla(task: Task, model: ChatModel, cfg: AgentConfig, **meta: Any) -> 
         rec.messages = messages
         rec.wall_s = time.monotonic() - t0
         return rec
+    res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.models.text)
     msg = {**res.message, "role": "assistant"}
     rec.steps.append(Step(index=0, content=msg.get("content"), reasoning=msg.get("reasoning_content"), calls=[],
                           llm_latency_s=res.latency_s, prompt_tokens=res.usage.prompt_tokens,
                           completion_tokens=res.usage.completion_tokens, cached_tokens=res.usage.cached_tokens,
-                          finish_reason=res.finish_reason,
+                          finish_reason=res.finish_reason, invalid_text=res.invalid_text,
                           completion_ids=res.completion_ids if cfg.keep_token_ids else None,
                           logprobs=res.logprobs if cfg.keep_token_ids else None))
     rec.messages = messages + [msg]

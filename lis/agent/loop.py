@@ -23,6 +23,7 @@ from lis.agent.tools.dispatch import ToolOutcome, ToolSettings, execute_tool_cal
 from lis.agent.tools.schemas import TOOLS
 from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
+from lis.models.text import safe_result
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.util import cancel
 
@@ -109,6 +110,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
             record.error = e.one_line()
             break
+        res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.models.text)
         msg = dict(res.message)
         msg["role"] = "assistant"
         last_prompt, last_completion = res.usage.prompt_tokens or 0, res.usage.completion_tokens or 0
@@ -123,7 +125,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
         step = Step(index=k, content=msg.get("content"), reasoning=msg.get("reasoning_content"), calls=[],
                     llm_latency_s=res.latency_s, prompt_tokens=res.usage.prompt_tokens,
                     completion_tokens=res.usage.completion_tokens, cached_tokens=res.usage.cached_tokens,
-                    finish_reason=res.finish_reason, text_tool_calls=text_calls,
+                    finish_reason=res.finish_reason, text_tool_calls=text_calls, invalid_text=res.invalid_text,
                     completion_ids=res.completion_ids if cfg.keep_token_ids else None,
                     logprobs=res.logprobs if cfg.keep_token_ids else None)
         history.append({k2: v for k2, v in msg.items() if v is not None or k2 == "content"})

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from lis.models.text import safe_text
+
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 _append_lock = threading.Lock()
 
@@ -43,6 +45,7 @@ class Step:
     text_tool_calls: bool = False          # the calls were parsed from <tool_call> text
     completion_ids: list[int] | None = None  # local models only (RL): the exact sampled ids
     logprobs: list[float] | None = None
+    invalid_text: int = 0                  # invalid Unicode in the model's output, replaced by U+FFFD
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Trajectory:
     episode_id: str = ""                   # unique per episode run; scores refer to it
     task_hash: str = ""                    # content hash of the task the episode ran
     attempt: int = 1                       # 1 + earlier error records of the same episode key
+    invalid_text: int = 0                  # sum of the steps' invalid_text (lis.models.text)
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -107,6 +111,7 @@ class Trajectory:
         self.cached_tokens = sum(s.cached_tokens or 0 for s in self.steps)
         self.llm_s = sum(s.llm_latency_s for s in self.steps)
         self.env_s = sum(c.exec_time_s for s in self.steps for c in s.calls)
+        self.invalid_text = sum(s.invalid_text or 0 for s in self.steps)
 
 
 def episode_key(task_id: str, repeat: int, mode: str) -> str:
@@ -117,7 +122,7 @@ def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
     """Append one record as a line and flush it to disk (a crash loses nothing that finished)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    line = safe_text(json.dumps(record, ensure_ascii=False, default=str) + "\n")[0]  # never unencodable
     with _append_lock, open(path, "a", encoding="utf-8") as f:
         f.write(line)
         f.flush()

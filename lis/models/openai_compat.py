@@ -15,6 +15,7 @@ URL and the reason.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -26,7 +27,9 @@ from typing import Any
 import openai
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
+from lis.models.text import safe_result, safe_text
 from lis.models.toolcalls import normalize_tool_calls
+from lis.models.urls import EXAMPLE, base_url_problem
 from lis.util import cancel
 
 log = logging.getLogger("lis.models.openai")
@@ -40,6 +43,8 @@ _CONTEXT_PATTERNS = re.compile(
 _LIMIT = re.compile(r"maximum context length (?:is|of) (\d+)", re.I)
 _REQUESTED = re.compile(r"requested (?:a total of )?(\d+) tokens", re.I)
 _PROMPT = re.compile(r"(\d+) in the messages|(\d+) input tokens|(\d+) tokens from the input", re.I)
+CONNECT_ATTEMPTS = 3    # a refused connection or an unknown host: tried this often in all (if max_retries allows)
+CONNECT_BACKOFF_MAX_S = 1.0  # ... with at most this long between tries: then it fails (a few seconds, not 30)
 MIN_ROOM = 256          # fewer tokens left than this: the conversation is over (ContextLengthError)
 ROOM_MARGIN = 16        # tokens kept free when max_tokens is cut to the room left
 
@@ -69,6 +74,11 @@ class OpenAIChatModel:
         self.name = name
         self.model = model or name
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        problem = base_url_problem(self.base_url)
+        if problem:  # at configuration time, not after a round of connection retries
+            raise ModelError(f"model '{name}': base URL {self.base_url[:200]!r} is not usable: {problem}",
+                             f"give --base-url (or models.{name}.base_url) an OpenAI-compatible server's URL, "
+                             f"e.g. {EXAMPLE}")
         self.api_key_env = api_key_env
         self.sampling = sampling or Sampling()
         self.timeout_s = timeout_s
@@ -116,12 +126,15 @@ class OpenAIChatModel:
         body = self.request_body(messages, tools, self.sampling.override(sampling))
         attempts = self.max_retries + 1
         attempt = 1
+        connect_failures = 0
         shrunk = False
         t0 = time.perf_counter()
         while True:
             cancel.check()  # after Ctrl-C no new request is sent
+            connect_failed = False
             try:
-                resp = self._client.chat.completions.create(**body, timeout=self.timeout_s)
+                raw_resp = self._client.chat.completions.with_raw_response.create(**body, timeout=self.timeout_s)
+                resp, invalid = _parse(raw_resp)
             except openai.APIStatusError as e:
                 reason = _status_reason(e)
                 if _is_context_error(e):
@@ -145,16 +158,20 @@ class OpenAIChatModel:
                 reason, retry_after = f"no answer within {self.timeout_s:g} s", None
             except openai.APIConnectionError as e:
                 reason, retry_after = f"connection failed ({_cause(e)})", None
+                connect_failed = True
             except openai.APIError as e:  # e.g. a 200 whose body is not a chat completion
                 raise ModelError(f"model '{self.name}' at {self.base_url}: unusable response "
                                  f"({' '.join(str(e).split())[:200]})", "check that the URL is an OpenAI-compatible "
                                  f"server (models.{self.name}.base_url ends in /v1)") from None
             else:
-                return self._result(resp, time.perf_counter() - t0)
-            if attempt >= attempts:
+                return self._result(resp, time.perf_counter() - t0, invalid)
+            connect_failures += connect_failed
+            if attempt >= attempts or connect_failures >= CONNECT_ATTEMPTS:
                 raise ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {attempts} "
                                  f"attempt{'s' if attempts > 1 else ''}", self._hint(None)) from None
             delay = self._delay(attempt, retry_after)
+            if connect_failed:  # nothing listens there (or no such host): retried briefly, then it fails
+                delay = min(delay, CONNECT_BACKOFF_MAX_S)
             log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s",
                         self.name, self.base_url, reason, attempt, attempts, delay)
             cancel.sleep(delay)
@@ -179,17 +196,20 @@ class OpenAIChatModel:
         return f"start the server or fix models.{self.name}.base_url"
 
     # -- response ----------------------------------------------------------------------------
-    def _result(self, resp: Any, latency_s: float) -> ChatResult:
-        """ChatResult from a ChatCompletion. Raises ModelError when the response has no choice."""
-        if not hasattr(resp, "model_dump"):
+    def _result(self, resp: Any, latency_s: float, invalid: int = 0) -> ChatResult:
+        """ChatResult from a ChatCompletion (or its JSON as a dict), its text made safe
+        (:mod:`lis.models.text`; ``invalid``: replacements already made while decoding it). Raises
+        ModelError when the response has no choice."""
+        if not (isinstance(resp, dict) or hasattr(resp, "model_dump")):
             raise ModelError(f"model '{self.name}' at {self.base_url}: the answer is not a chat completion "
-                             f"({str(resp)[:100]!r})", f"check models.{self.name}.base_url (it should end in /v1)")
-        raw = resp.model_dump()
+                             f"({safe_text(str(resp)[:100])[0]!r})",
+                             f"check models.{self.name}.base_url (it should end in /v1)")
+        raw = resp if isinstance(resp, dict) else resp.model_dump()
         choices = raw.get("choices") or []
         if not choices:
             raise ModelError(f"model '{self.name}' at {self.base_url}: response without choices",
                              "check the server's log")
-        choice = choices[0]
+        choice = choices[0] if isinstance(choices[0], dict) else {}
         msg = choice.get("message") or {}
         message: dict[str, Any] = {"role": "assistant", "content": msg.get("content")}
         calls = normalize_tool_calls(msg.get("tool_calls"), salt=raw.get("id", ""))
@@ -200,10 +220,24 @@ class OpenAIChatModel:
             message["reasoning_content"] = reasoning
         usage = raw.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
-        return ChatResult(message=message,
-                          usage=Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"),
-                                      details.get("cached_tokens")),
-                          latency_s=latency_s, finish_reason=choice.get("finish_reason"), raw=raw)
+        return safe_result(ChatResult(message=message,
+                                      usage=Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"),
+                                                  details.get("cached_tokens")),
+                                      latency_s=latency_s, finish_reason=choice.get("finish_reason"), raw=raw,
+                                      invalid_text=invalid))
+
+
+def _parse(raw_resp: Any) -> tuple[Any, int]:
+    """(the parsed response, invalid pieces replaced). A body that is not valid UTF-8 (which the SDK
+    cannot parse: ``UnicodeDecodeError``) is decoded with U+FFFD for each bad piece and read as JSON."""
+    try:
+        return raw_resp.parse(), 0
+    except UnicodeDecodeError:
+        text, invalid = safe_text(raw_resp.content)
+        try:
+            return json.loads(text), invalid
+        except ValueError:
+            return text, invalid
 
 
 def _reasoning(msg: dict[str, Any]) -> str | None:

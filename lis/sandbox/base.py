@@ -87,7 +87,7 @@ class ExecResult:
     timed_out: bool = False
     output_limited: bool = False   # produced more than limits.max_output_bytes: stopped
     shell_restarted: bool = False  # the shell died or hung and was replaced (cwd, variables reset)
-    reason: str | None = None      # timeout | output_limit | shell_exited | stuck
+    reason: str | None = None      # timeout | output_limit | shell_exited | stuck | error (sandboxd refused it)
     duration_s: float = 0.0
     stdout_dropped: int = 0        # bytes cut from the middle of a huge stream
     stderr_dropped: int = 0
@@ -264,11 +264,19 @@ class Sandbox(ABC):
         (``reclaimed``, ``reclaim_note``) rather than leave the agent unable to start anything.
         """
         timeout = float(timeout if timeout is not None else self.config.command_timeout_s)
-        h, (out, err) = self._request({"op": "exec", "cmd": command, "timeout": timeout,
-                                       "max_output": self.config.limits.max_output_bytes},
-                                      timeout=timeout + PROTOCOL_MARGIN_S)
-        if not h.get("ok"):
-            self._fail(f"exec failed inside the sandbox: {h.get('error')}")
+        from lis.models.text import safe_text
+
+        command = safe_text(command)[0]  # lone surrogates cannot reach a shell: U+FFFD instead
+        h, payloads = self._request({"op": "exec", "cmd": command, "timeout": timeout,
+                                     "max_output": self.config.limits.max_output_bytes},
+                                    timeout=timeout + PROTOCOL_MARGIN_S)
+        if not h.get("ok"):  # the status first: a refused request carries no output to unpack
+            # sandboxd answered, so the sandbox lives on: the command's failure is the result
+            return ExecResult(stdout="", stderr=f"[sandbox] the command could not run: {h.get('error')}",
+                              exit_code=None, reason="error", duration_s=float(h.get("duration_s") or 0.0))
+        if len(payloads) != 2:
+            self._fail(f"exec answered with {len(payloads)} payload(s), not stdout and stderr")
+        out, err = payloads
         return ExecResult(stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"),
                           exit_code=h["exit_code"], timed_out=h["timed_out"], output_limited=h["output_limited"],
                           shell_restarted=h["shell_restarted"], reason=h["reason"], duration_s=h["duration_s"],
