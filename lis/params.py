@@ -192,6 +192,7 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
     merged["profile"] = name
     validate(merged, schema, rel)
     _check_models(merged, rel)
+    _check_sandbox_limits(merged, f"{pfile.name} + {rel}")
     _check_jobs(merged, pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
 
@@ -230,6 +231,19 @@ def _check_models(data: dict, source: str) -> None:
         if "command" in serve and both:
             raise ParamsError(f"{source}: models.{name}.serve: command replaces the vLLM fields; it cannot go "
                               f"with {', '.join(both)}", "put those options into the command, or drop command")
+
+
+def _check_sandbox_limits(data: dict, source: str) -> None:
+    """The tmpfs quotas are memory: with the reserve for processes they must fit the memory limit,
+    or a full disk becomes an out-of-memory kill of the sandbox."""
+    from lis.sandbox.base import QUOTA_KEYS, quota_problem
+
+    limits = (data.get("sandbox") or {}).get("limits") or {}
+    problem = quota_problem(limits)
+    if problem:
+        keys = ", ".join(f"sandbox.limits.{k}" for k in QUOTA_KEYS)
+        raise ParamsError(f"{source}: sandbox.limits: {problem}",
+                          f"lower {keys} or raise sandbox.limits.memory_mb until their sum fits it")
 
 
 def _check_jobs(data: dict, source: str) -> None:

@@ -111,7 +111,7 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
         run_episode(model, sb, messages, cfg, rec, on_step=on_step, should_stop=should_stop)
         if collect_to is not None and not stopped():
             try:
-                sb.copy_out(lay.output_dir, collect_to)
+                sb.copy_out(lay.output_dir, collect_to, first=(lay.answer_path,))  # the answer first, capped
             except (OSError, SandboxError) as e:
                 rec.error = rec.error or f"could not copy {lay.output_dir} out: {e}"
     except SandboxError as e:

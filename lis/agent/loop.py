@@ -167,6 +167,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             termination = "interrupted"
             break
         except SandboxError as e:
+            _record_fatal_call(step, calls, e)
             record.steps.append(step)
             termination = "interrupted" if stopped() else "sandbox_error"
             record.error = e.one_line()
@@ -185,6 +186,26 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
     record.totals()
     record.wall_s = time.monotonic() - t0
     return record
+
+
+def _record_fatal_call(step: Step, calls: list[dict[str, Any]], error: SandboxError) -> None:
+    """The call during which the sandbox went away (out of memory, killed) goes into the step too,
+    with the error as its observation: the record shows what did it."""
+    if len(step.calls) >= len(calls):
+        return
+    call = calls[len(step.calls)]
+    fn = call.get("function") or {}
+    raw = fn.get("arguments")
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        args = None
+    args = args if isinstance(args, dict) else None
+    text = f"Error: {error.one_line()}"
+    step.calls.append(ToolCallRecord(id=call.get("id", ""), tool=fn.get("name"), arguments=args,
+                                     raw_arguments=raw if args is None and isinstance(raw, str) else None,
+                                     observation=text, exit_code=None, exec_time_s=0.0, error="sandbox_error",
+                                     observation_chars=len(text)))
 
 
 def read_answer(sandbox: Sandbox, cfg: AgentConfig) -> str:

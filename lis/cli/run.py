@@ -6,7 +6,9 @@
 Writes OUTPUT/<YYYYmmdd_HHMMSS>/ with files/ (the sandbox's /testbed/output), answer.txt and
 trajectory.json. Exit status: 0 when the episode ran to its end (submitted, max_turns, token_budget,
 timeout), 2 for bad input, 3 when it ended in model_error, sandbox_error or error (the files are
-still written and the error is printed).
+still written and the error is printed), or when its output folder was over
+sandbox.limits.copy_out_mb (the answer file and what fits are copied; files/COPY_OUT_NOTE.txt
+lists the rest; one line on stderr says so).
 """
 from __future__ import annotations
 
@@ -86,6 +88,7 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     from lis.eval.jobs import EvalJob, agent_config
     from lis.models.registry import build_model
     from lis.sandbox import registry
+    from lis.sandbox.base import COPY_OUT_NOTE
     from lis.sandbox.factory import config_from_params, make_sandbox
     from lis.tasks.schema import Task
     from lis.util.log import console, setup_logging
@@ -141,5 +144,11 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         console.print(rec.error, style="yellow", markup=False, highlight=False)
     if rec.answer:
         console.print(f"answer: {rec.answer[:500]}")
+    cut = sb.info.get("copy_out") or {}
+    if cut.get("left_out"):  # the output folder was over sandbox.limits.copy_out_mb: say so, and fail
+        typer.echo(f"lis run: the sandbox's output folder was over sandbox.limits.copy_out_mb "
+                   f"({cut['cap_bytes'] >> 20} MB): {cut['left_out']} file(s) ({cut['left_out_bytes'] >> 20} MB) "
+                   f"left out, listed in {files / COPY_OUT_NOTE}", err=True)
+        raise typer.Exit(EXIT_FAILED)
     if rec.termination in FAILED:
         raise typer.Exit(EXIT_FAILED)

@@ -36,6 +36,8 @@ BOOT = ("import os\n"
         "h=b''\nwhile not h.endswith(b'\\n'): h+=r(1)\n"
         "exec(compile(r(int(h)),'sandboxd','exec'),{'__name__':'__main__'})\n")
 PROTOCOL_MARGIN_S = 15.0  # host-side deadline beyond a command's own timeout before the sandbox is declared dead
+COPY_CHUNK = 4 << 20  # bytes per read of a copy-out (host memory per copy: a few of these)
+COPY_OUT_NOTE = "COPY_OUT_NOTE.txt"  # written into a copy-out cut at its cap: what was left out
 
 
 class SandboxError(LisError):
@@ -44,16 +46,37 @@ class SandboxError(LisError):
 
 @dataclass
 class Limits:
-    """Resource limits of one sandbox (params: sandbox.limits)."""
+    """Resource limits of one sandbox (params: sandbox.limits).
+
+    The tmpfs quotas are memory: their sum plus ``reserve_mb`` for processes must fit
+    ``memory_mb`` (params validation refuses more, :func:`quota_problem`), so that a full disk is
+    "No space left on device", not an out-of-memory kill."""
 
     memory_mb: int = 2048
     cpus: float = 1.0
     pids: int = 256
-    testbed_mb: int = 1024       # quota of /testbed (documents, the agent's files, answer.txt)
-    tmp_mb: int = 512            # quota of /tmp
-    home_mb: int = 1024          # quota of the user's home (pip --user installs land here)
+    testbed_mb: int = 768        # quota of /testbed (documents, the agent's files, answer.txt)
+    tmp_mb: int = 256            # quota of /tmp
+    home_mb: int = 512           # quota of the user's home (pip --user installs land here)
+    reserve_mb: int = 512        # memory kept for processes beyond the quotas
     max_output_bytes: int = 16 << 20  # bytes read from one command; past it the command is stopped
     nofile: int = 4096
+    copy_out_mb: int = 256       # the most bytes copied out of a sandbox's output folder to the host
+
+
+QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "reserve_mb")
+
+
+def quota_problem(limits: dict) -> str | None:
+    """Why these limits (a ``sandbox.limits`` mapping) let the tmpfs quotas plus the reserve for
+    processes exceed the memory limit, or None when they fit."""
+    d = {**Limits().__dict__, **limits}
+    total = sum(int(d[k]) for k in QUOTA_KEYS)
+    if total <= int(d["memory_mb"]):
+        return None
+    parts = " + ".join(f"{k} {d[k]}" for k in QUOTA_KEYS)
+    return (f"the tmpfs quotas plus the reserve for processes ({parts} = {total} MB) exceed memory_mb "
+            f"{d['memory_mb']}: files in tmpfs are memory, so a full disk would be an out-of-memory kill")
 
 
 @dataclass
@@ -147,7 +170,8 @@ class Sandbox(ABC):
             src = SANDBOXD.read_bytes()
             self._chan.send(str(len(src)).encode() + b"\n" + src)
             cfg = {"workdir": self.config.workdir, "lifetime_s": self.config.lifetime_s,
-                   "env": self._env(), "rlimits": self._rlimits(), "pids": self._pids_limit()}
+                   "env": self._env(), "rlimits": self._rlimits(), "pids": self._pids_limit(),
+                   "memory_mb": self.config.limits.memory_mb}
             hello, _ = self._request({"op": "hello", "config": cfg}, timeout=60)
             self.info.update(hello)
         except BaseException:
@@ -216,7 +240,7 @@ class Sandbox(ABC):
                 self._chan.send(json.dumps(header).encode() + b"\n" + b"".join(payloads))
                 resp = self._read_message(time.monotonic() + timeout)
             except (EOFError, OSError) as e:
-                self._fail(f"the sandbox went away during {header['op']} ({type(e).__name__}: {e})")
+                self._fail(f"the sandbox went away during {header['op']} ({type(e).__name__}: {e})", gone=True)
             if resp[0].get("id") != self._seq:
                 self._fail(f"protocol out of step (got reply {resp[0].get('id')} for request {self._seq})")
             return resp
@@ -226,9 +250,26 @@ class Sandbox(ABC):
         if text:
             self._stderr_tail = (self._stderr_tail + [text])[-5:]
 
-    def _fail(self, why: str):
+    def _oom_kills(self) -> int | None:
+        """How many processes the kernel killed in this sandbox for want of memory, where the host
+        can tell (None: it cannot). Backends override."""
+        return None
+
+    def _died_of_oom(self) -> bool:
+        """Whether the sandbox's memory ran out before it went away (asked after a failure, before
+        teardown). Backends override."""
+        return bool(self._oom_kills())
+
+    def _fail(self, why: str, gone: bool = False):
         sid = self.id
+        try:
+            oom = gone and not self._closed and self._died_of_oom()
+        except Exception:
+            oom = False
         self.close()
+        if oom:
+            why = (f"out of memory: limit {self.config.limits.memory_mb} MB (the kernel killed the sandbox's "
+                   f"supervisor; files in /testbed, /tmp and home count against this limit) — {why}")
         if self._stderr_tail:
             why = f"{why} — it said: {' | '.join(self._stderr_tail)[-300:]}"
         raise SandboxError(f"sandbox {sid}: {why}", "the episode cannot continue; the next one gets a fresh sandbox")
@@ -337,31 +378,122 @@ class Sandbox(ABC):
         if not h.get("ok"):
             self._raise_os_error(h, dest)
 
-    def copy_out(self, src: str, dest: str | Path, max_bytes: int = 1 << 30) -> Path:
-        """Copy the file or folder ``src`` out of the sandbox into the host folder ``dest``.
+    def copy_out(self, src: str, dest: str | Path, max_bytes: int | None = None, first: tuple[str, ...] = ()) -> Path:
+        """Copy the file or folder ``src`` out of the sandbox into the host folder ``dest`` (as
+        ``dest/<name of src>``), streamed to disk chunk by chunk: host memory stays bounded whatever
+        the sandbox wrote.
 
-        The archive comes from hostile territory: it is unpacked with tarfile's ``data`` filter
-        (no absolute paths, no ``..``, no links out, no device files)."""
-        h, payloads = self._request({"op": "get_tar", "src": src, "max_bytes": max_bytes}, timeout=300)
+        At most ``max_bytes`` of file content (default: ``limits.copy_out_mb``). The files named in
+        ``first`` (sandbox paths, e.g. the answer file) are copied before the others; past the cap a
+        file that does not fit is left out and the next ones still tried, and a note of what was left
+        out is written (``COPY_OUT_NOTE``, in the copied folder); ``info["copy_out"]`` says what was
+        copied and what was left out (``left_out``: a count, 0 when everything was copied).
+
+        The entries come from hostile territory: each passes tarfile's ``data`` filter (no absolute
+        paths, no ``..``, no links out, no device files); links are made last, and files are never
+        written through a link."""
+        cap = (self.config.limits.copy_out_mb << 20) if max_bytes is None else int(max_bytes)
+        h, payloads = self._request({"op": "walk", "src": src}, timeout=300)
         if not h.get("ok"):
             self._raise_os_error(h, src)
+        entries = [json.loads(line) for line in payloads[0].decode("utf-8", "surrogateescape").splitlines() if line]
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
+        root = os.path.realpath(dest)
+        src_dir = src.rstrip("/") or "/"
+        parent = os.path.dirname(src_dir)
+        wanted = [os.path.relpath(f, parent) if f.startswith("/") else os.path.join(os.path.basename(src_dir), f)
+                  for f in first]
+        files = [e for e in entries if e["t"] == "f"]
+        files.sort(key=lambda e: e["p"] not in wanted)  # stable: the named files first, the rest in walk order
         skipped: list[str] = []
+        left: list[dict] = []
+        copied = used = 0
 
-        def safe(member, path):
+        def safe(e: dict) -> str | None:
+            info = tarfile.TarInfo(e["p"])
+            info.mode = e.get("m", 0o644) & 0o777
+            if e["t"] == "d":
+                info.type = tarfile.DIRTYPE
+            elif e["t"] == "l":
+                info.type, info.linkname = tarfile.SYMTYPE, e.get("l", "")
+            elif e["t"] != "f":
+                info.type = tarfile.FIFOTYPE
             try:
-                return tarfile.data_filter(member, path)
-            except tarfile.FilterError as e:
-                skipped.append(f"{member.name} ({type(e).__name__})")
+                tarfile.data_filter(info, root)
+            except tarfile.FilterError as err:
+                skipped.append(f"{e['p']} ({type(err).__name__})")
                 return None
+            path = os.path.join(root, os.path.normpath(e["p"]))
+            real = os.path.realpath(os.path.dirname(path))  # no writing through a link made earlier
+            if os.path.commonpath([real, root]) != root:
+                skipped.append(f"{e['p']} (outside)")
+                return None
+            return path
 
-        with tarfile.open(fileobj=io.BytesIO(payloads[0]), mode="r:") as tf:
-            tf.extractall(dest, filter=safe)
+        for e in entries:
+            if e["t"] == "d" and (path := safe(e)) is not None:
+                os.makedirs(path, exist_ok=True)
+        for e in files:
+            if used + e["s"] > cap:
+                left.append(e)
+                continue
+            if (path := safe(e)) is None:
+                continue
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.islink(path) or os.path.isdir(path):
+                skipped.append(f"{e['p']} (in the way)")
+                continue
+            used += self._copy_file_out(os.path.join(parent, e["p"]), path, e["s"])
+            os.chmod(path, (e.get("m", 0o644) & 0o755) | 0o600)  # as tarfile's data filter: no setuid, no g/o write
+            copied += 1
+        for e in entries:
+            if e["t"] == "l" and (path := safe(e)) is not None and not os.path.lexists(path):
+                os.symlink(e["l"], path)
         if skipped:
             log.warning("copy_out %s: skipped %d unsafe entr(ies): %s", src, len(skipped), ", ".join(skipped[:5]))
+        note = None
+        if left or h.get("more"):
+            top = Path(root) / os.path.basename(src_dir)
+            note = (top if top.is_dir() and not top.is_symlink() else Path(root)) / COPY_OUT_NOTE
+            lines = [f"Copy-out of {src} stopped at its cap (sandbox.limits.copy_out_mb: {cap >> 20} MB): "
+                     f"{copied} file(s), {used} bytes copied; {len(left) + h.get('more', 0)} entr(ies), "
+                     f"{sum(e['s'] for e in left)} bytes left out:"]
+            lines += [f"{e['p']}\t{e['s']} bytes" for e in left[:10000]]
+            if len(left) > 10000:
+                lines.append(f"... and {len(left) - 10000} more files")
+            if h.get("more"):
+                lines.append(f"... and {h['more']} more entries that were not even listed")
+            note.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="replace")
+            log.warning("copy_out %s: %d entr(ies) left out past copy_out_mb (%d MB); see %s", src,
+                        len(left) + h.get("more", 0), cap >> 20, note)
         self.info["copy_out_skipped"] = skipped
+        self.info["copy_out"] = {"files": copied, "bytes": used, "left_out": len(left) + h.get("more", 0),
+                                 "left_out_bytes": sum(e["s"] for e in left), "cap_bytes": cap,
+                                 "note": str(note) if note else None}
         return dest
+
+    def _copy_file_out(self, src: str, path: str, size: int) -> int:
+        """Stream ``size`` bytes of the sandbox file ``src`` into the new host file ``path``, chunk by
+        chunk; returns the bytes written (fewer when the file shrank meanwhile, never more than ``size``)."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        done = 0
+        try:
+            while done < size:
+                h, payloads = self._request({"op": "read_range", "path": src, "offset": done,
+                                             "length": min(COPY_CHUNK, size - done)}, timeout=120)
+                if not h.get("ok"):
+                    log.warning("copy_out %s: %s", src, h.get("error"))
+                    break
+                if not payloads[0]:
+                    break
+                view = memoryview(payloads[0])
+                while view:
+                    view = view[os.write(fd, view):]
+                done += len(payloads[0])
+        finally:
+            os.close(fd)
+        return done
 
     def restart_shell(self) -> None:
         self._request({"op": "restart"}, timeout=30)

@@ -5,7 +5,8 @@ the non-root sandbox user, with ``sandboxd`` as PID 1 (``--as-pid-1``) over stdi
 
 Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup
 v2 subtree); otherwise ``RLIMIT_AS`` per process and ``RLIMIT_NPROC`` (the sandbox user's tasks),
-and ``info["limits"]`` says so.
+and ``info["limits"]`` says so. Out of memory (a cgroup only: its ``oom_kill`` counter, read on the
+host, as sandboxd cannot see the cgroup here), a command's result says "out of memory: limit N MB".
 Network ``bridge`` here means the host's network (bubblewrap has no NAT of its own).
 """
 from __future__ import annotations
@@ -20,8 +21,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lis.sandbox.base import BOOT, Sandbox, SandboxError, _Channel
+from lis.sandbox.base import BOOT, ExecResult, Sandbox, SandboxError, _Channel
 from lis.sandbox.cgroups import Cgroup
+from lis.sandbox.sandboxd import oom_note
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,7 @@ class BwrapSandbox(Sandbox):
         super().__init__(config)
         self.proc: subprocess.Popen | None = None
         self.cgroup: Cgroup | None = None
+        self._oom_seen = 0  # the cgroup's oom_kill count already reported to the agent
 
     def _argv(self) -> list[str]:
         c, lim = self.config, self.config.limits
@@ -144,6 +147,23 @@ class BwrapSandbox(Sandbox):
             raise SandboxError(f"cannot start bubblewrap ({e})", "check `lis doctor`") from None
         threading.Thread(target=self._pump_stderr, daemon=True).start()
         return _PipeChannel(self.proc)
+
+    def _oom_kills(self) -> int | None:
+        return self.cgroup.oom_kills() if self.cgroup is not None else None
+
+    def _died_of_oom(self) -> bool:
+        return (self._oom_kills() or 0) > self._oom_seen
+
+    def exec(self, command: str, timeout: float | None = None) -> ExecResult:
+        """As :meth:`Sandbox.exec`; when the kernel killed processes of the command for want of
+        memory (the cgroup's counter grew), ``reclaim_note`` says "out of memory: limit N MB"."""
+        r = super().exec(command, timeout)
+        n = self._oom_kills()
+        if n is not None and n > self._oom_seen:
+            note = oom_note(n - self._oom_seen, self.config.limits.memory_mb)
+            self._oom_seen = n
+            r.reclaim_note = "\n".join(filter(None, (r.reclaim_note, note)))
+        return r
 
     def _pump_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None

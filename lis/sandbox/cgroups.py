@@ -79,6 +79,21 @@ class Cgroup:
         self.kind = kind
         return True
 
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel killed in the cgroup for want of memory (``oom_kill`` of
+        memory.events, v2, or memory.oom_control, v1), or None when it cannot be read."""
+        if not self.dirs:
+            return None
+        for f in ("memory.events", "memory.oom_control"):
+            try:
+                for line in (self.dirs[0] / f).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+            except (OSError, ValueError):
+                continue
+        return None
+
     def enter(self) -> None:
         """Move the calling process into the cgroup(s) (called in the child before exec)."""
         for d in self.dirs:

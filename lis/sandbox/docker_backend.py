@@ -3,7 +3,8 @@
 The container is hardened: non-root user, no capabilities, no new privileges, read-only root
 filesystem, size-capped tmpfs for /testbed, /tmp and the home folder (the disk quota: tmpfs
 pages count against the memory limit too), memory without swap, CPU and pids limits, network
-``none`` unless params say ``bridge``, never the Docker socket. It is labelled
+``none`` unless params say ``bridge``, never the Docker socket, and Docker's log driver ``none``
+(what a sandbox prints reaches us over the attach socket; Docker keeps none of it). It is labelled
 ``lis.managed=true`` plus run id, owner and expiry, removes itself when it stops
 (``auto_remove``), and stops when its lifetime ends or when our connection closes
 (``stdin_once``), so even a SIGKILLed runner leaves nothing running for long.
@@ -82,6 +83,7 @@ class DockerSandbox(Sandbox):
         super().__init__(config)
         self.container = None
         self._client = None
+        self._created_at = 0.0
 
     def _on_stderr(self, data: bytes) -> None:
         self._note_stderr(data.decode("utf-8", "replace"))
@@ -96,6 +98,7 @@ class DockerSandbox(Sandbox):
         self._client = connect(c.engine)
         name = f"lis-{c.run_id}-{uuid.uuid4().hex[:8]}"
         self.id = name
+        self._created_at = time.time()
         tmpfs_opts = f"uid={c.uid},gid={c.uid}"
         api = self._client.api
         try:
@@ -109,7 +112,7 @@ class DockerSandbox(Sandbox):
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], init=False,
                 ulimits=[docker.types.Ulimit(name="nofile", soft=lim.nofile, hard=lim.nofile),
                          docker.types.Ulimit(name="core", soft=0, hard=0)],
-                auto_remove=True)
+                log_config=docker.types.LogConfig(type="none"), auto_remove=True)
             created = api.create_container(
                 c.image, ["python3", "-c", BOOT], name=name, hostname="sandbox", user=f"{c.uid}:{c.uid}",
                 working_dir=c.workdir, environment={"HOME": c.home}, labels=sandbox_labels(c, backend="docker"),
@@ -127,6 +130,22 @@ class DockerSandbox(Sandbox):
             chan.close()
             raise SandboxError(f"cannot start sandbox {name} ({' '.join(str(e).split())[:200]})") from None
         return chan
+
+    def _died_of_oom(self) -> bool:
+        """Docker reported an ``oom`` event for this container (asked once it went away: the event
+        outlives the auto-removed container)."""
+        if self.container is None or self._client is None:
+            return False
+        for wait in (0.0, 0.5, 1.0):  # the engine may record the event a moment after the connection drops
+            time.sleep(wait)
+            events = self._client.api.events(since=int(self._created_at) - 1, until=f"{time.time():.3f}", decode=True,
+                                             filters={"container": self.container.id, "event": "oom"})
+            try:
+                if any(True for _ in events):
+                    return True
+            finally:
+                events.close()
+        return False
 
     def _destroy(self) -> None:
         if self.container is None:

@@ -10,7 +10,14 @@ serves file operations.
 
 Protocol on stdin/stdout, one request at a time: a JSON header line, then the payload bytes
 whose lengths the header lists in ``sizes``. Responses have the same shape. Ops: ``exec``,
-``write``, ``read``, ``put_tar``, ``get_tar``, ``restart``, ``ping``.
+``write``, ``read``, ``put_tar``, ``walk``, ``read_range``, ``restart``, ``ping``. Copy-out is
+``walk`` (the entries of a folder) then ``read_range`` chunk by chunk: neither side ever holds a
+whole file or archive in memory (which, inside the sandbox, counts against its memory limit).
+
+Memory: the shell and everything it starts get ``oom_score_adj`` 1000, so when the sandbox runs
+out of memory the kernel kills the agent's commands, not sandboxd; where the sandbox's memory
+cgroup is visible (Docker) an OOM kill during a command is counted and the result says
+"out of memory: limit N MB" (``reclaim_note``).
 """
 import io
 import json
@@ -18,6 +25,7 @@ import os
 import secrets
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tarfile
@@ -28,6 +36,30 @@ SHELL_ENV_KEEP = ("HOME", "PATH", "LANG", "LC_ALL", "USER", "PYTHONUNBUFFERED", 
 GRACE_S = 2.0  # after killing a command, how long the shell has to come back before it is restarted
 PIDS_SLACK = 2  # the process limit counts as exhausted when at most this many more tasks fit
 PIDS_LOOK_S = 0.25  # how long a sandbox over half its process limit is watched for reaching it
+WALK_MAX_ENTRIES = 200000  # entries ``walk`` lists; the rest are counted, not listed
+READ_RANGE_MAX = 8 << 20  # the most bytes one ``read_range`` answers with
+OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
+
+
+def oom_kills():
+    """How many processes the kernel has killed in this sandbox's memory cgroup for want of memory
+    (its ``oom_kill`` counter), or None where the cgroup is not visible (bubblewrap: the host reads it)."""
+    for path in OOM_FILES:
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def oom_note(killed, limit_mb):
+    """What the agent is told after the kernel killed ``killed`` processes of its command for want of memory."""
+    return (f"[sandbox] out of memory: limit {limit_mb} MB. The kernel killed {killed} process(es) of this command. "
+            f"Files in /testbed, /tmp and the home folder count against this limit too: delete what you do not need.")
 
 
 def _non_dumpable():
@@ -144,6 +176,11 @@ class Shell:
 
     def _preexec(self):
         import resource
+        try:  # out of memory, the kernel kills the agent's commands before sandboxd (0): never the other way
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
         for name, value in self.rlimits.items():
             res = getattr(resource, name)
             try:
@@ -413,16 +450,66 @@ def op_put_tar(h, payload):
     return {"ok": True}, ()
 
 
-def op_get_tar(h, _):
-    src, limit = h["src"], h.get("max_bytes")
-    if not os.path.exists(src):
-        raise FileNotFoundError(2, "no such file or directory", src)
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:") as tf:
-        tf.add(src, arcname=os.path.basename(src.rstrip("/")) or ".")
-        if limit is not None and buf.tell() > limit:
-            return {"ok": False, "error": f"over the {limit}-byte limit", "errno": 27}, ()
-    return {"ok": True}, (buf.getvalue(),)
+def op_walk(h, _):
+    """The entries of the file or folder ``src`` (itself first, then depth-first in name order), one
+    JSON line each: ``{"p": path relative to src's parent, "t": "f" | "d" | "l" | "o", "s": size,
+    "m": mode, "l": link target}``. Links are listed, never followed. Past ``max_entries`` the rest
+    are counted (``more``), not listed."""
+    src = h["src"].rstrip("/") or "/"
+    limit = int(h.get("max_entries") or WALK_MAX_ENTRIES)
+    os.lstat(src)  # FileNotFoundError, PermissionError
+    base = os.path.dirname(src)
+    lines, more = [], 0
+
+    def entry(path):
+        st = os.lstat(path)
+        rel = os.path.relpath(path, base) if base else path.lstrip("/")
+        e = {"p": rel, "m": st.st_mode & 0o7777, "s": 0}
+        if os.path.islink(path):
+            e["t"], e["l"] = "l", os.readlink(path)
+        elif os.path.isdir(path):
+            e["t"] = "d"
+        elif os.path.isfile(path):
+            e["t"], e["s"] = "f", st.st_size
+        else:
+            e["t"] = "o"  # fifo, socket, device: never copied
+        return e
+
+    def add(path):
+        nonlocal more
+        if len(lines) >= limit:
+            more += 1
+            return
+        try:
+            lines.append(json.dumps(entry(path)))
+        except OSError:
+            pass
+
+    add(src)
+    if os.path.isdir(src) and not os.path.islink(src):
+        for root, dirs, files in os.walk(src, onerror=lambda e: None):
+            dirs.sort()
+            for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                add(os.path.join(root, name))
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+            for d in dirs:
+                add(os.path.join(root, d))
+    return {"ok": True, "entries": len(lines), "more": more}, ("\n".join(lines).encode(),)
+
+
+def op_read_range(h, _):
+    """Up to ``length`` bytes (at most READ_RANGE_MAX) of the regular file ``path`` from ``offset``;
+    links are not followed."""
+    path = h["path"]
+    length = min(int(h.get("length", READ_RANGE_MAX)), READ_RANGE_MAX)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(22, "not a regular file", path)
+        data = os.pread(fd, length, int(h.get("offset", 0)))
+    finally:
+        os.close(fd)
+    return {"ok": True, "bytes": len(data)}, (data,)
 
 
 SHELL = None
@@ -444,6 +531,7 @@ def main():
     env = {k: v for k, v in os.environ.items() if k in SHELL_ENV_KEEP}
     env.update(cfg.get("env", {}))
     lifetime = float(cfg.get("lifetime_s", 86400))
+    memory_mb = cfg.get("memory_mb")
     SHELL = Shell(cfg.get("workdir", "/testbed"), env, cfg.get("rlimits", {}), cfg.get("pids"))
     chan.send({"ok": True, "op": "hello", "pid": os.getpid(), "uid": os.getuid(), "shell_pid": SHELL.proc.pid,
                "python": sys.version.split()[0], "id": hello.get("id")})
@@ -460,15 +548,23 @@ def main():
         op = h.get("op")
         try:
             if op == "exec":
+                before = oom_kills()
                 resp, data = SHELL.run(h["cmd"], float(h.get("timeout", 120)), int(h.get("max_output", 1 << 24)))
+                after = oom_kills()
+                if before is not None and after is not None and after > before:
+                    resp["oom_killed"] = after - before
+                    resp["reclaim_note"] = "\n".join(filter(None, (resp.get("reclaim_note"),
+                                                                     oom_note(after - before, memory_mb))))
             elif op == "write":
                 resp, data = op_write(h, payloads[0] if payloads else b"")
             elif op == "read":
                 resp, data = op_read(h, None)
             elif op == "put_tar":
                 resp, data = op_put_tar(h, payloads[0])
-            elif op == "get_tar":
-                resp, data = op_get_tar(h, None)
+            elif op == "walk":
+                resp, data = op_walk(h, None)
+            elif op == "read_range":
+                resp, data = op_read_range(h, None)
             elif op == "restart":
                 SHELL.restart()
                 resp, data = {"ok": True}, ()
