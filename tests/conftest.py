@@ -85,12 +85,12 @@ def small_matrix(repo: Path, external: Path | None = None) -> None:
         data["models"]["ext"] = {"backend": "local", "path": str(external),
                                  "sampling": {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "max_tokens": 192}}
         data["jobs"] = {"models": ["ext"], "external": ["ext"], "domains": ["math", "long_context"],
-                        "long_context_ablation": ["ext"], "grpo_data": []}
+                        "long_context_ablation": ["ext"], "grpo_data": [], "replicates": []}
         data["throughput"]["model"] = "ext"
         data["behaviour"]["rl_pairs"] = []
     else:
         data["jobs"] = {"models": ["grpo-files", "llm-rl"], "external": [], "domains": ["math", "long_context"],
-                        "long_context_ablation": ["grpo-files"], "grpo_data": ["files"]}
+                        "long_context_ablation": ["grpo-files"], "grpo_data": ["files"], "replicates": []}
         data["behaviour"]["rl_pairs"] = [{"before": "llm-rl", "after": "grpo-files", "label": "GRPO vs LLM-RL"}]
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 

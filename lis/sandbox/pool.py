@@ -26,6 +26,13 @@ from lis.util import cancel
 log = logging.getLogger(__name__)
 
 
+def _local_docker() -> bool:
+    """A Docker engine on this machine's default socket (checked without waiting on a remote one)."""
+    import os
+
+    return not os.environ.get("DOCKER_HOST") and os.path.exists("/var/run/docker.sock")
+
+
 class SandboxPool:
     def __init__(self, config: SandboxConfig, max_concurrent: int = 8, warm: int = 0,
                  engines: list[str] | None = None):
@@ -44,17 +51,21 @@ class SandboxPool:
         self._filling = 0
         self.started = 0
         if config.backend == "docker":
-            self._sweep_orphans()
+            self._sweep_orphans(self.engines)
+        elif _local_docker():
+            # a run on another backend still removes what an earlier docker run killed with SIGKILL left here
+            # (a container created but not yet started when the kill came has no connection to lose)
+            self._sweep_orphans([None])
         if self.warm:
             self._refill()
 
-    def _sweep_orphans(self) -> None:
+    def _sweep_orphans(self, engines: list[str | None]) -> None:
         """Remove sandboxes whose owner process is gone from this host, or that expired (a run killed
         with SIGKILL could not remove its own): the next pool on the same engines does it."""
         from lis.sandbox.cleanup import cleanup
 
         try:
-            removed = cleanup(engines=self.engines)
+            removed = cleanup(engines=engines)
         except Exception as e:  # noqa: BLE001 - an unreachable engine fails loudly at the first start
             log.debug("orphan sweep skipped: %s", e)
             return

@@ -262,3 +262,31 @@ def test_pool_spreads_sandboxes_over_engines(base_config):
             for b in boxes:
                 pool.release(b)
         assert pool._load == {e: 0 for e in engines}
+
+
+def test_a_pool_of_either_backend_removes_a_sandbox_a_killed_run_created_but_never_started(base_config, backend,
+                                                                                             docker_client):
+    """SIGKILL between `create` and `start` leaves a container with no connection to lose (so
+    StdinOnce and auto_remove never fire): the next pool on this machine, on any backend, removes it."""
+    import dataclasses
+    import socket
+    import subprocess
+
+    from lis.sandbox.labels import sandbox_labels
+    from lis.sandbox.pool import SandboxPool
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid whose process is gone
+    labels = {**sandbox_labels(base_config, backend="docker"), "lis.owner": f"{socket.gethostname()}:{dead.pid}"}
+    created = docker_client.api.create_container(base_config.image, ["sleep", "60"], labels=labels,
+                                                 name=f"lis-{base_config.run_id}-never-started-{backend}")
+    try:
+        assert docker_client.api.inspect_container(created["Id"])["State"]["Status"] == "created"
+        with SandboxPool(dataclasses.replace(base_config, backend=backend), max_concurrent=1):
+            pass
+        assert not docker_client.api.containers(all=True, filters={"id": created["Id"]})
+    finally:
+        try:
+            docker_client.api.remove_container(created["Id"], force=True)
+        except Exception:
+            pass
