@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lis.agent.tools.editor import EditorError, run_editor
-from lis.agent.tools.observation import bash_observation, editor_observation
+from lis.agent.tools.observation import bash_observation, echo, editor_observation
 from lis.agent.tools.schemas import TOOL_NAMES
 from lis.sandbox.base import Sandbox
 
@@ -45,8 +45,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         return {}, None
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, TypeError) as e:
-        return None, f"the arguments are not valid JSON ({getattr(e, 'msg', e)}); send a JSON object"
+    except (ValueError, TypeError, RecursionError) as e:  # ValueError: also a number too long to convert
+        return None, f"the arguments are not valid JSON ({echo(getattr(e, 'msg', None) or str(e))}); send a JSON object"
     if not isinstance(value, dict):
         return None, f"the arguments must be a JSON object, not {type(value).__name__}"
     return value, None
@@ -55,8 +55,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
 def execute_tool_call(sb: Sandbox, name: str | None, raw_arguments: Any, settings: ToolSettings) -> ToolOutcome:
     t0 = time.monotonic()
     if name not in TOOL_NAMES:
-        return ToolOutcome(f"Error: unknown tool {name!r}. Available tools: {', '.join(TOOL_NAMES)}.", name, None,
-                           error="unknown_tool")
+        return ToolOutcome(f"Error: unknown tool {echo(repr(name))}. Available tools: {', '.join(TOOL_NAMES)}.", name,
+                           None, error="unknown_tool")
     args, problem = parse_arguments(raw_arguments)
     if args is None:
         return ToolOutcome(f"Error: could not run {name}: {problem}.", name, None, error="bad_json")
@@ -74,7 +74,8 @@ def execute_tool_call(sb: Sandbox, name: str | None, raw_arguments: Any, setting
                            exec_time_s=time.monotonic() - t0, timed_out=r.timed_out)
     try:  # str_replace_editor
         result = run_editor(sb, args, settings.view_extensions)
-        return ToolOutcome(editor_observation(result), name, args, exit_code=0, exec_time_s=time.monotonic() - t0)
+        return ToolOutcome(editor_observation(result, settings.max_chars), name, args, exit_code=0,
+                           exec_time_s=time.monotonic() - t0)
     except EditorError as e:
-        return ToolOutcome(editor_observation(f"ERROR: {e}"), name, args, exit_code=1,
+        return ToolOutcome(editor_observation(f"ERROR: {e}", settings.max_chars), name, args, exit_code=1,
                            exec_time_s=time.monotonic() - t0, error="editor")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import shlex
 
+from lis.agent.tools.observation import echo
 from lis.sandbox.base import Sandbox
 
 SNIPPET = 4                # lines of context around an edit
 MAX_VIEW_CHARS = 16000     # a view longer than this is clipped (use view_range)
 MAX_FILE_BYTES = 5 << 20   # the editor works on text files up to this size
 MAX_DIR_ENTRIES = 200
+PATH_MAX = 4096            # bytes, as Linux counts them (the terminating NUL included)
 
 
 class EditorError(Exception):
@@ -32,23 +34,24 @@ def _read_text(sb: Sandbox, path: str) -> str:
     try:
         data = sb.read_file(path, max_bytes=MAX_FILE_BYTES)
     except FileNotFoundError:
-        raise EditorError(f"The path {path} does not exist. Please provide a valid path.") from None
+        raise EditorError(f"The path {echo(path)} does not exist. Please provide a valid path.") from None
     except IsADirectoryError:
-        raise EditorError(f"The path {path} is a directory; this command needs a file.") from None
+        raise EditorError(f"The path {echo(path)} is a directory; this command needs a file.") from None
     except PermissionError:
-        raise EditorError(f"Permission denied: {path}") from None
+        raise EditorError(f"Permission denied: {echo(path)}") from None
     except OSError as e:
         if e.errno == 27:
-            raise EditorError(f"The file {path} is larger than {MAX_FILE_BYTES >> 20} MB; use execute_bash "
+            raise EditorError(f"The file {echo(path)} is larger than {MAX_FILE_BYTES >> 20} MB; use execute_bash "
                               f"(head, sed -n, grep -n) to work on it.") from None
-        raise EditorError(f"Cannot read {path}: {e.strerror}") from None
+        raise EditorError(f"Cannot read {echo(path)}: {e.strerror}") from None
     if b"\0" in data[:8192]:
-        raise EditorError(f"{path} is a binary file ({len(data)} bytes); the editor handles text files only. "
+        raise EditorError(f"{echo(path)} is a binary file ({len(data)} bytes); the editor handles text files only. "
                           f"Use execute_bash (e.g. `file`, `xxd | head`) to inspect it.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise EditorError(f"{path} is not UTF-8 text ({len(data)} bytes); the editor handles UTF-8 text files only. "
+        raise EditorError(f"{echo(path)} is not UTF-8 text ({len(data)} bytes); the editor handles UTF-8 text files "
+                          f"only. "
                           f"Use execute_bash (e.g. `iconv`) to work on it.") from None
 
 
@@ -56,9 +59,9 @@ def _write_text(sb: Sandbox, path: str, text: str) -> None:
     try:
         sb.write_file(path, text.encode("utf-8"))
     except PermissionError:
-        raise EditorError(f"Permission denied: {path}") from None
+        raise EditorError(f"Permission denied: {echo(path)}") from None
     except OSError as e:
-        raise EditorError(f"Cannot write {path}: {e.strerror or e}") from None
+        raise EditorError(f"Cannot write {echo(path)}: {e.strerror or e}") from None
 
 
 def _snippet(text: str, first_line: int, n_new: int) -> str:
@@ -80,7 +83,7 @@ def view(sb: Sandbox, path: str, view_range: list[int] | None, extensions: tuple
                 timeout=30)
     kind = r.stdout.strip()
     if kind == "none":
-        raise EditorError(f"The path {path} does not exist. Please provide a valid path.")
+        raise EditorError(f"The path {echo(path)} does not exist. Please provide a valid path.")
     if kind == "dir":
         if view_range:
             raise EditorError("view_range applies to files, not directories.")
@@ -96,7 +99,7 @@ def view(sb: Sandbox, path: str, view_range: list[int] | None, extensions: tuple
                 + "\n".join(entries[:MAX_DIR_ENTRIES]) + more)
     if extensions and not path.endswith(tuple(extensions)):
         raise EditorError(f"Viewing non-Python files is disallowed for saving context. "
-                          f"File '{path}' is not a {_ext_list(extensions)} file.")
+                          f"File '{echo(path)}' is not a {_ext_list(extensions)} file.")
     text = _read_text(sb, path)
     lines = text.split("\n")
     if text.endswith("\n"):
@@ -109,7 +112,7 @@ def view(sb: Sandbox, path: str, view_range: list[int] | None, extensions: tuple
         if end == -1:
             end = len(lines)
         if not (1 <= start <= max(1, len(lines))) or not (start <= end <= len(lines)):
-            raise EditorError(f"Invalid view_range {view_range}: the file has {len(lines)} lines; "
+            raise EditorError(f"Invalid view_range {echo(str(view_range))}: the file has {len(lines)} lines; "
                               f"use 1 <= start <= end <= {len(lines)} (end -1 = to the end).")
     shown = _numbered(lines[start - 1:end], start)
     if len(shown) > MAX_VIEW_CHARS:
@@ -123,7 +126,7 @@ def create(sb: Sandbox, path: str, file_text: str | None) -> str:
         raise EditorError("Parameter `file_text` is required for command: create.")
     existed = sb.exec(f"test -e {shlex.quote(path)}", timeout=30).exit_code == 0
     if existed and sb.exec(f"test -d {shlex.quote(path)}", timeout=30).exit_code == 0:
-        raise EditorError(f"The path {path} is a directory; create needs a file path.")
+        raise EditorError(f"The path {echo(path)} is a directory; create needs a file path.")
     _write_text(sb, path, file_text)
     return f"File {'overwritten' if existed else 'created successfully'} at: {path}"
 
@@ -135,13 +138,15 @@ def str_replace(sb: Sandbox, path: str, old_str: str | None, new_str: str | None
     text = _read_text(sb, path)
     count = text.count(old_str)
     if count == 0:
-        raise EditorError(f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+        raise EditorError(f"No replacement was performed, old_str `{echo(old_str)}` did not appear verbatim in "
+                          f"{echo(path)}.")
     if count > 1:
         starts, i = [], text.find(old_str)
         while i >= 0:
             starts.append(text.count("\n", 0, i) + 1)
             i = text.find(old_str, i + 1)
-        raise EditorError(f"No replacement was performed. old_str occurs {count} times in {path}, at lines {starts}. "
+        raise EditorError(f"No replacement was performed. old_str occurs {count} times in {echo(path)}, at lines "
+                          f"{echo(str(starts))}. "
                           f"Please include more context so that it is unique.")
     first = text.count("\n", 0, text.find(old_str))
     new_text = text.replace(old_str, new_str, 1)
@@ -162,7 +167,7 @@ def insert(sb: Sandbox, path: str, insert_line: int | None, new_str: str | None)
     if trailing:
         lines = lines[:-1]
     if not 0 <= insert_line <= len(lines):
-        raise EditorError(f"Invalid `insert_line` {insert_line}: it should be within [0, {len(lines)}].")
+        raise EditorError(f"Invalid `insert_line` {echo(str(insert_line))}: it should be within [0, {len(lines)}].")
     new_lines = new_str.split("\n")
     out = lines[:insert_line] + new_lines + lines[insert_line:]
     new_text = "\n".join(out) + ("\n" if trailing or not lines else "")
@@ -182,7 +187,13 @@ def run_editor(sb: Sandbox, args: dict, view_extensions: tuple[str, ...] | None 
     if not isinstance(path, str) or not path:
         raise EditorError("Parameter `path` is required.")
     if not path.startswith("/"):
-        raise EditorError(f"The path {path} is not an absolute path; it should start with `/` (e.g. /testbed/{path}).")
+        raise EditorError(f"The path {echo(path)} is not an absolute path; it should start with `/` "
+                          f"(e.g. /testbed/{echo(path)}).")
+    if len(path) >= PATH_MAX or len(path.encode("utf-8", "surrogatepass")) >= PATH_MAX:
+        raise EditorError(f"The path {echo(path)} is {len(path)} characters long; a path has at most "
+                          f"{PATH_MAX - 1} bytes.")
+    if "\0" in path:
+        raise EditorError(f"The path {echo(repr(path))} contains a NUL character; no file name can.")
     if command == "view":
         return view(sb, path, args.get("view_range"), view_extensions)
     if command == "create":
@@ -191,4 +202,5 @@ def run_editor(sb: Sandbox, args: dict, view_extensions: tuple[str, ...] | None 
         return str_replace(sb, path, args.get("old_str"), args.get("new_str"))
     if command == "insert":
         return insert(sb, path, args.get("insert_line"), args.get("new_str"))
-    raise EditorError(f"Unrecognized command {command!r}. The allowed commands are: view, create, str_replace, insert.")
+    raise EditorError(f"Unrecognized command {echo(repr(command))}. The allowed commands are: view, create, "
+                      f"str_replace, insert.")

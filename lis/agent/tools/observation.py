@@ -19,6 +19,16 @@ from lis.sandbox.base import ExecResult
 
 DIVIDER = "-" * 50
 TRUNCATED = "<Observation truncated in middle for saving context>"
+ECHO_CHARS = 300  # the most of a model's own argument (a path, old_str, a name) an error message repeats
+
+
+def echo(value: object, limit: int = ECHO_CHARS) -> str:
+    """``value`` (a str, else its repr) as a message repeats it: whole when short, else its first
+    ``limit`` characters and how many more there were (a 1 MB argument never comes back whole)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def truncate_lines(text: str, max_lines: int = 80, keep: int = 40) -> str:
@@ -74,5 +84,7 @@ def bash_observation(r: ExecResult, *, timeout_s: float, max_output_bytes: int, 
     return "\n".join(parts)
 
 
-def editor_observation(result: str) -> str:
-    return f"Execution output of [str_replace_editor]:\n{result}"
+def editor_observation(result: str, max_chars: int = 0) -> str:
+    """The editor's result as the model sees it; with ``max_chars``, capped like a bash stream
+    (a snippet around a 1 MB line must not flood the context)."""
+    return f"Execution output of [str_replace_editor]:\n{truncate_chars(result, max_chars)}"
