@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
@@ -11,17 +12,44 @@ from lis.sandbox.labels import MANAGED
 log = logging.getLogger(__name__)
 
 
-def _owner_alive(owner: str) -> bool:
+def _owner_alive(owner: object) -> bool:
+    """Whether the ``lis.owner`` label (``host:pid``) names a live process. Another machine's, or
+    a value we cannot read (any label value is possible: someone else's container, an edit), is
+    taken as alive: we cannot tell, so it is not an orphan."""
+    if not isinstance(owner, str):
+        return True
     host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True  # another machine's: we cannot tell, so it is not an orphan
+    if host != socket.gethostname() or not (pid.isascii() and pid.isdigit()) or not 0 < int(pid) < 1 << 31:
+        return True
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (OSError, OverflowError, ValueError):  # PermissionError: alive, someone else's
         return True
     return True
+
+
+def expires_at(labels: dict) -> float | None:
+    """The time in the ``lis.expires`` label. Missing or empty: 0 (expired, as always); a value
+    that is not a finite number ("never", garbage, "nan"): None, no known expiry (the owner
+    decides)."""
+    value = labels.get("lis.expires")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0
+    try:
+        t = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return t if math.isfinite(t) else None
+
+
+def orphaned(labels: dict, now: float | None = None) -> bool:
+    """A sandbox whose lifetime is over or whose owner process is gone from this host. Never
+    raises, whatever the label values."""
+    t = expires_at(labels)
+    expired = t is not None and t < (time.time() if now is None else now)
+    return expired or not _owner_alive(labels.get("lis.owner", ""))
 
 
 def find(client, run: str | None = None, everything: bool = False) -> list[dict]:
@@ -37,14 +65,14 @@ def find(client, run: str | None = None, everything: bool = False) -> list[dict]
         labels = c.get("Labels") or {}
         if run or everything:
             out.append(c)
-        elif int(labels.get("lis.expires", "0") or 0) < now or not _owner_alive(labels.get("lis.owner", "")):
+        elif orphaned(labels if isinstance(labels, dict) else {}, now):
             out.append(c)
     return out
 
 
 def _name(c: dict) -> str:
     names = c.get("Names") or []
-    return names[0].lstrip("/") if names else c["Id"][:12]
+    return str(names[0]).lstrip("/") if names else str(c.get("Id", "?"))[:12]
 
 
 def cleanup(run: str | None = None, everything: bool = False, engines: list[str | None] | None = None,
