@@ -465,7 +465,7 @@ class Sandbox(ABC):
             if h.get("more"):
                 lines.append(f"... and {h['more']} more entries that were not even listed")
             note.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="replace")
-            log.warning("copy_out %s: %d entr(ies) left out past copy_out_mb (%d MB); see %s", src,
+            log.debug("copy_out %s: %d entr(ies) left out past copy_out_mb (%d MB); see %s", src,
                         len(left) + h.get("more", 0), cap >> 20, note)
         self.info["copy_out_skipped"] = skipped
         self.info["copy_out"] = {"files": copied, "bytes": used, "left_out": len(left) + h.get("more", 0),

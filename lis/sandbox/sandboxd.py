@@ -36,7 +36,7 @@ SHELL_ENV_KEEP = ("HOME", "PATH", "LANG", "LC_ALL", "USER", "PYTHONUNBUFFERED", 
 GRACE_S = 2.0  # after killing a command, how long the shell has to come back before it is restarted
 PIDS_SLACK = 2  # the process limit counts as exhausted when at most this many more tasks fit
 PIDS_LOOK_S = 0.25  # how long a sandbox over half its process limit is watched for reaching it
-WALK_MAX_ENTRIES = 200000  # entries ``walk`` lists; the rest are counted, not listed
+WALK_MAX_ENTRIES = 50000  # entries ``walk`` lists; the rest are counted, not listed
 READ_RANGE_MAX = 8 << 20  # the most bytes one ``read_range`` answers with
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
 
