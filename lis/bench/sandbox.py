@@ -18,8 +18,30 @@ from lis.sandbox.pool import SandboxPool
 
 
 def _ms(xs: list[float]) -> dict[str, float]:
+    """Median (p50), p90 and p99 in ms, interpolated between the nearest samples (numpy's default),
+    so that p50 <= p90 <= p99 for any n (read p99 with ``n``: of 5 starts it is near the slowest)."""
+    if not xs:
+        return {"n": 0}
     xs = sorted(xs)
-    return {"median_ms": round(1000 * st.median(xs), 3), "p90_ms": round(1000 * xs[int(0.9 * (len(xs) - 1))], 3)}
+
+    def at(q: float) -> float:
+        pos = q * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        return round(1000 * (xs[lo] + (pos - lo) * (xs[hi] - xs[lo])), 3)
+
+    return {"n": len(xs), "median_ms": at(0.5), "p90_ms": at(0.9), "p99_ms": at(0.99)}
+
+
+def check_counts(**counts: int) -> None:
+    """Refuse counts that cannot be measured (before any sandbox starts): one line, a LisError.
+    ``n_memory`` may be 0 (skip the memory measurement); every other count must be at least 1."""
+    for name, value in counts.items():
+        least = 0 if name == "n_memory" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            flag = {"n_memory": "--memory-n"}.get(name, "--" + name.replace("_", "-"))
+            raise LisError(f"lis bench sandbox: {flag} must be a whole number of at least {least}, not {value!r}",
+                           f"e.g. {flag} {max(least, 1) if name != 'n_echo' else 200}")
 
 
 def _timed(fn: Callable[[], Any], n: int) -> list[float]:
@@ -36,6 +58,8 @@ def bench_sandbox(config: SandboxConfig, *, n_echo: int = 200, n_starts: int = 5
                   progress: Callable[[str], None] = lambda s: None) -> dict:
     from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
 
+    check_counts(n_echo=n_echo, n_starts=n_starts, concurrent=concurrent, commands=commands, warm=warm,
+                 n_memory=n_memory)
     res: dict[str, Any] = {"backend": config.backend, "image": config.image or config.rootfs}
     settings = ToolSettings(command_timeout_s=config.command_timeout_s,
                             max_output_bytes=config.limits.max_output_bytes)

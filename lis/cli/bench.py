@@ -25,7 +25,8 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Round trip of `echo hi` through our execute_bash vs a raw exec_run on the same container;
     sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; memory of an idle
-    sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`)."""
+    sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`).
+    Timings: n, median (p50), p90 and p99 in ms. Counts below 1 (--memory-n: below 0) are refused."""
     from lis.sandbox import registry
     from lis.bench.sandbox import bench_sandbox
     from lis.sandbox.factory import config_from_params
