@@ -121,18 +121,20 @@ class Journal:
         return path.with_name(path.name + ".corrupt")
 
     def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(line number, record) of every good line of ``path``, after setting its bad lines aside."""
+        """(line number, record) of every good line of ``path``, after setting its bad lines aside
+        (read line by line: a journal of long episodes is never held whole in memory)."""
         with self._mu:
             self._check(path)
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                return
-        for n, line in enumerate(data.split(b"\n"), 1):
-            if line.strip():
-                d, _ = _parse(line)
-                if d is not None:  # a bad line here was written after the check: skipped, never fatal
-                    yield n, d
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            return
+        with f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    d, _ = _parse(line)
+                    if d is not None:  # a bad line here was written after the check: skipped, never fatal
+                        yield n, d
 
     def _append(self, path: Path, record: dict[str, Any]) -> None:
         """Append ``record`` as one line: one write of the whole line, fsynced. A write that fails
@@ -180,35 +182,29 @@ class Journal:
 
     def _repair(self, path: Path) -> None:
         """Move the bad lines of ``path`` to its ``.corrupt`` file and cut a torn last line off,
-        with one warning; a file with none is left untouched."""
+        with one warning; a file with none is left untouched. Line by line, never the whole file
+        in memory (only the bad lines)."""
         try:
-            data = path.read_bytes()
+            f = open(path, "rb")
         except FileNotFoundError:
             return
-        if not data:
-            return
-        lines = data.split(b"\n")
-        tail = lines.pop()  # b"" when the file ends with a newline
-        good: list[bytes] = []
         bad: list[tuple[int, bytes, str]] = []
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            d, why = _parse(line)
-            if d is None:
-                bad.append((n, line, why))
-            else:
-                good.append(line)
-        tail_ok = False
-        if tail.strip():
-            d, why = _parse(tail)
-            if d is None:
-                bad.append((len(lines) + 1, tail, f"torn last line: no newline, {why}"))
-            else:
-                tail_ok = True  # a whole record that lost only its newline: kept
-                good.append(tail)
-        if not bad and (tail_ok or not tail):
-            if tail_ok:
+        size = last_start = n = 0
+        last = b""
+        with f:
+            for n, line in enumerate(f, 1):
+                last_start, last = size, line
+                size += len(line)
+                body = line.removesuffix(b"\n")
+                if not body.strip():
+                    continue
+                d, why = _parse(body)
+                if d is None:
+                    bad.append((n, body, why if line.endswith(b"\n") else f"torn last line: no newline, {why}"))
+        n_lines = n
+        torn = bool(last) and not last.endswith(b"\n")
+        if not bad:
+            if torn:  # a whole record that lost only its newline: kept, and ended
                 with open(path, "ab") as f:
                     f.write(b"\n")
                     f.flush()
@@ -216,23 +212,26 @@ class Journal:
             return
         corrupt = self.corrupt_path(path)
         with open(corrupt, "ab") as f:
-            for _, line, _ in bad:
-                f.write(line + b"\n")
+            for _, body, _ in bad:
+                f.write(body + b"\n")
             f.flush()
             os.fsync(f.fileno())
-        if all(n == len(lines) + 1 for n, _, _ in bad):  # only a torn tail: cut it off in place
+        if len(bad) == 1 and torn and bad[0][0] == n_lines:  # only a torn tail: cut it off in place
             fd = os.open(path, os.O_RDWR)
             try:
-                os.ftruncate(fd, len(data) - len(tail))
+                os.ftruncate(fd, last_start)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        else:  # lines in the middle: write the good ones to a new file and swap it in
+        else:  # lines in the middle: copy the good ones to a new file and swap it in
+            skip = {n for n, _, _ in bad}
             tmp = path.with_name(f".{path.name}.{os.getpid()}.repair")
-            with open(tmp, "wb") as f:
-                f.write(b"".join(line + b"\n" for line in good))
-                f.flush()
-                os.fsync(f.fileno())
+            with open(path, "rb") as src, open(tmp, "wb") as dst:
+                for n, line in enumerate(src, 1):
+                    if n not in skip and line.strip():
+                        dst.write(line if line.endswith(b"\n") else line + b"\n")
+                dst.flush()
+                os.fsync(dst.fileno())
             os.replace(tmp, path)
             with contextlib.suppress(OSError):
                 dfd = os.open(path.parent, os.O_RDONLY)
