@@ -217,6 +217,7 @@ class Sandbox(ABC):
         """Destroy the sandbox now, from any thread, without waiting for a request in progress
         (``close`` waits for it): that request fails with SandboxError, and ``close`` still follows
         as usual. For cancelling one episode while its command runs (lis serve)."""
+        self._killed = True  # what follows is our doing, not the sandbox's memory
         self._destroy()
 
     @property
@@ -263,7 +264,7 @@ class Sandbox(ABC):
     def _fail(self, why: str, gone: bool = False):
         sid = self.id
         try:
-            oom = gone and not self._closed and self._died_of_oom()
+            oom = gone and not self._closed and not getattr(self, "_killed", False) and self._died_of_oom()
         except Exception:
             oom = False
         self.close()

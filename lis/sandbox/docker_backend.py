@@ -136,7 +136,7 @@ class DockerSandbox(Sandbox):
         outlives the auto-removed container)."""
         if self.container is None or self._client is None:
             return False
-        for wait in (0.0, 0.5, 1.0):  # the engine may record the event a moment after the connection drops
+        for wait in (0.0, 0.3, 0.6):  # the engine may record the event a moment after the connection drops
             time.sleep(wait)
             events = self._client.api.events(since=int(self._created_at) - 1, until=f"{time.time():.3f}", decode=True,
                                              filters={"container": self.container.id, "event": "oom"})
