@@ -29,3 +29,17 @@ def sandbox_replies(answer: str = "42") -> list[dict]:
 
 
 SANDBOX_INVALID = 7  # lone surrogates in sandbox_replies(): each becomes one U+FFFD, counted
+
+
+def text_only_replies(answer: str = "42") -> list[dict]:
+    """One turn whose lone surrogates (3) never reach the sandbox nor a second model call: in the
+    assistant's text and reasoning and in an argument's key. Only the record holds them (where a
+    strict encode of the trajectory used to fail after the episode ended)."""
+    only = assistant(f"done{S}", tool_call("execute_bash", {
+        "command": f"mkdir -p /testbed/output && printf {answer} > /testbed/output/answer.txt", f"ti{S}meout": 30}),
+                     tool_call("submit", {}))
+    only["reasoning_content"] = f"r{S}"
+    return [only]
+
+
+TEXT_ONLY_INVALID = 3

@@ -27,7 +27,7 @@ from typing import Any
 import openai
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
-from lis.models.text import safe_result, safe_text
+from lis.models.text import safe_result, safe_text, safe_value
 from lis.models.toolcalls import normalize_tool_calls
 from lis.models.urls import EXAMPLE, base_url_problem
 from lis.util import cancel
@@ -94,9 +94,10 @@ class OpenAIChatModel:
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                      sampling: Sampling) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for one call (without timeout)."""
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        # the SDK encodes the body strictly: text that is not valid Unicode (say a user's) goes as U+FFFD
+        body: dict[str, Any] = {"model": self.model, "messages": safe_value(messages)[0]}
         if tools:
-            body["tools"] = tools
+            body["tools"] = safe_value(tools)[0]
         reasoning_model = omits_temperature(self.model)
         if sampling.temperature is not None and not reasoning_model:
             body["temperature"] = sampling.temperature

@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from lis.models.text import safe_value
 from lis.serve import auth, response
 from lis.serve.admission import ShuttingDown
 from lis.serve.episodes import Episode
@@ -39,7 +40,7 @@ async def _read_json(request: Request, limit: int) -> Any:
             raise ApiError(413, f"the request body exceeds serve.max_body_bytes ({limit} bytes)",
                            code="request_too_large")
     try:
-        return json.loads(bytes(data) or b"null")
+        return safe_value(json.loads(bytes(data) or b"null"))[0]  # "\udcff" is valid JSON: made safe here
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise bad_request(f"the body is not valid JSON ({e.msg if hasattr(e, 'msg') else e}); send a chat "
                           "completion request as application/json") from None

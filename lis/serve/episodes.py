@@ -108,6 +108,27 @@ class EpisodeRunner:
         return dataclasses.replace(self.cfg, max_turns=req.limits.max_turns, episode_timeout_s=req.limits.timeout_s)
 
     def _run(self, ep: Episode) -> None:
+        """The episode thread: whatever happens in it (any exception, not just OSError), the request
+        gets an answer and its slot back — ``_finish`` is always scheduled on the event loop."""
+        rec: Trajectory | None = None
+        try:
+            rec = self._episode(ep)
+        except BaseException as e:  # noqa: BLE001 - a bug here must answer the request, not wedge its slot
+            log.exception("episode %s failed", ep.id)
+            rec = Trajectory(task_id=f"serve-{ep.id}", model=self.model.name, mode="sandbox", domain="general",
+                             run_id=self.run_id, termination="error", error=f"{type(e).__name__}: {e}",
+                             episode_id=ep.id)
+        finally:
+            if rec is None:
+                rec = Trajectory(task_id=f"serve-{ep.id}", model=self.model.name, mode="sandbox",
+                                 domain="general", run_id=self.run_id, termination="error",
+                                 error="the episode ended without a record", episode_id=ep.id)
+            try:
+                ep.loop.call_soon_threadsafe(self._finish, ep, rec)
+            except RuntimeError:  # the event loop is gone (the server stopped)
+                pass
+
+    def _episode(self, ep: Episode) -> Trajectory:
         req = ep.req
         task = Task(id=f"serve-{ep.id}", domain="general", problem_statement=req.problem_statement, ground_truth="",
                     input_files=dict(req.files))
@@ -144,20 +165,19 @@ class EpisodeRunner:
             rec.error = f"cancelled: {ep.stop_reason}" + (f" — {rec.error}" if rec.error else "")
         try:
             self.files.save_trajectory(ep.id, rec.to_dict())
-        except OSError as e:
-            log.warning("episode %s: cannot save its trajectory: %s", ep.id, e)
+        except Exception as e:  # noqa: BLE001 - any failure to save (not only OSError) still answers the request
+            log.warning("episode %s: cannot save its trajectory: %s: %s", ep.id, type(e).__name__, e)
         log.info("episode %s: %s after %d turns, %.1fs", ep.id, rec.termination, rec.turns, rec.wall_s)
-        try:
-            ep.loop.call_soon_threadsafe(self._finish, ep, rec)
-        except RuntimeError:  # the event loop is gone (the server stopped)
-            pass
+        return rec
 
     def _finish(self, ep: Episode, rec: Trajectory) -> None:
         with self._lock:
             self.live.pop(ep.id, None)
-        if not ep.future.done():
-            ep.future.set_result(rec)
-        self.on_done(ep)
+        try:
+            if not ep.future.done():
+                ep.future.set_result(rec)
+        finally:
+            self.on_done(ep)
 
     def _failed(self, task: Task, termination: str, error: str) -> Trajectory:
         return Trajectory(task_id=task.id, model=self.model.name, mode="sandbox", domain=task.domain,

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lis.models.text import safe_text
+
 log = logging.getLogger("lis.serve")
 ID = re.compile(r"^[a-z0-9]{8,64}$")
 MAX_LISTED = 1000
@@ -54,7 +56,8 @@ class FileStore:
         d = self.folder(tid)
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / "trajectory.json.tmp"
-        tmp.write_text(json.dumps(record, ensure_ascii=False, default=str, indent=1), encoding="utf-8")
+        text = json.dumps(record, ensure_ascii=False, default=str, indent=1)
+        tmp.write_text(safe_text(text)[0], encoding="utf-8")  # never unencodable (lis.models.text)
         tmp.replace(d / "trajectory.json")
 
     def trajectory(self, tid: str) -> Path | None:

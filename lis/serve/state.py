@@ -54,11 +54,16 @@ class ServeState:
         self.runner = EpisodeRunner(self.model, self.agent, self.pool, self.files, self.run_id, self._done)
 
     def _done(self, ep: Episode) -> None:
-        rec = ep.future.result()
-        self.counts[rec.termination or "error"] += 1
-        self.counts["episodes"] += 1
+        """An episode ended: count it and free its slot (always, whatever its record says)."""
         assert self.admission is not None
-        self.admission.release()
+        try:
+            rec = ep.future.result() if ep.future.done() and not ep.future.cancelled() else None
+            self.counts[(rec.termination if rec is not None else "") or "error"] += 1
+            self.counts["episodes"] += 1
+        except BaseException as e:  # noqa: BLE001 - the slot is freed below whatever this was
+            log.warning("episode %s: its end could not be counted: %s: %s", ep.id, type(e).__name__, e)
+        finally:
+            self.admission.release()
         if self.files is not None and self.counts["episodes"] % 50 == 0:
             self.files.sweep()
 
