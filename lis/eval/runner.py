@@ -31,6 +31,7 @@ from lis.eval.journal import INFRA, INTERRUPTED, Journal
 from lis.eval.metrics import compute_metrics
 from lis.eval.scoring import Scorer
 from lis.manifest import write_json
+from lis.models.text import safe_text
 from lis.tasks.schema import Task
 from lis.util import cancel
 
@@ -267,6 +268,6 @@ def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> No
     tmp = out_dir / f".trajectories.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         for r in records:
-            f.write(json.dumps(r.to_dict(), ensure_ascii=False, default=str) + "\n")
+            f.write(safe_text(json.dumps(r.to_dict(), ensure_ascii=False, default=str))[0] + "\n")  # never unencodable
     tmp.replace(out_dir / "trajectories.jsonl")
     write_json(out_dir / "metrics.json", metrics)
