@@ -84,6 +84,13 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     if not query.strip():
         raise LisError("--query is empty or only whitespace", "say what the agent should do, e.g. --query \"Count the lines of "
                        "/testbed/input/data.csv\"")
+    if base_url is not None:  # at once, before anything starts (not after a round of connection retries)
+        from lis.models.urls import EXAMPLE, base_url_problem
+
+        problem = base_url_problem(base_url)
+        if problem:
+            raise LisError(f"--base-url {base_url[:200]!r} is not usable: {problem}",
+                           f"give --base-url an OpenAI-compatible server's URL, e.g. --base-url {EXAMPLE}")
     from lis.agent.episode import run_task
     from lis.eval.jobs import EvalJob, agent_config
     from lis.models.registry import build_model

@@ -168,13 +168,15 @@ class OpenAIChatModel:
                 return self._result(resp, time.perf_counter() - t0, invalid)
             connect_failures += connect_failed
             if attempt >= attempts or connect_failures >= CONNECT_ATTEMPTS:
-                raise ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {attempts} "
-                                 f"attempt{'s' if attempts > 1 else ''}", self._hint(None)) from None
+                raise ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {attempt} "
+                                 f"attempt{'s' if attempt > 1 else ''}", self._hint(None)) from None
             delay = self._delay(attempt, retry_after)
             if connect_failed:  # nothing listens there (or no such host): retried briefly, then it fails
                 delay = min(delay, CONNECT_BACKOFF_MAX_S)
             log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s",
-                        self.name, self.base_url, reason, attempt, attempts, delay)
+                        self.name, self.base_url, reason, attempt,
+                        min(attempts, attempt - connect_failures + CONNECT_ATTEMPTS) if connect_failed else attempts,
+                        delay)
             cancel.sleep(delay)
             attempt += 1
 

@@ -45,6 +45,7 @@ import httpx
 import torch
 
 from lis.models.base import ContextLengthError, ModelError
+from lis.models.urls import EXAMPLE, base_url_problem
 from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
 from lis.models.sampler import Draw
 from lis.util import cancel
@@ -74,6 +75,10 @@ class VLLMTokenEngine:
         if max_retries < 0 or timeout_s <= 0 or backoff_s < 0:
             raise ModelError(f"vLLM engine for {model}: max_retries, timeout_s and backoff_s must be positive",
                              "fix the engine settings")
+        problem = base_url_problem(base_url)
+        if problem:  # at configuration time, not after a round of connection retries
+            raise ModelError(f"vLLM engine for {model}: base URL {str(base_url)[:200]!r} is not usable: {problem}",
+                             f"give it an OpenAI-compatible server's URL, e.g. {EXAMPLE}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
