@@ -23,7 +23,7 @@ from lis.agent.tools.dispatch import ToolOutcome, ToolSettings, execute_tool_cal
 from lis.agent.tools.schemas import TOOLS
 from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
-from lis.models.text import safe_result
+from lis.models.text import safe_message, safe_result
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.util import cancel
 
@@ -116,16 +116,19 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
         last_prompt, last_completion = res.usage.prompt_tokens or 0, res.usage.completion_tokens or 0
         calls = list(msg.get("tool_calls") or [])
         text_calls = False
+        invalid = res.invalid_text
         if not calls:
             calls, rest = parse_text_tool_calls(msg.get("content"), salt=(record.task_id, k))
             if calls:
                 text_calls = True
                 msg["content"] = rest or None
                 msg["tool_calls"] = calls
+                msg, escaped = safe_message(msg)  # JSON in the text may escape invalid text ("\\udcff")
+                calls, invalid = msg.get("tool_calls") or [], invalid + escaped
         step = Step(index=k, content=msg.get("content"), reasoning=msg.get("reasoning_content"), calls=[],
                     llm_latency_s=res.latency_s, prompt_tokens=res.usage.prompt_tokens,
                     completion_tokens=res.usage.completion_tokens, cached_tokens=res.usage.cached_tokens,
-                    finish_reason=res.finish_reason, text_tool_calls=text_calls, invalid_text=res.invalid_text,
+                    finish_reason=res.finish_reason, text_tool_calls=text_calls, invalid_text=invalid,
                     completion_ids=res.completion_ids if cfg.keep_token_ids else None,
                     logprobs=res.logprobs if cfg.keep_token_ids else None)
         history.append({k2: v for k2, v in msg.items() if v is not None or k2 == "content"})

@@ -131,3 +131,28 @@ def test_exec_reads_a_refused_replys_status_before_unpacking(base_config):
         assert r.exit_code is None and r.reason == "error" and "could not run" in r.stderr and not r.ok
         sb.config.limits.max_output_bytes = 1 << 20
         assert sb.exec("echo hi").stdout == "hi\n"  # the same sandbox still works
+
+
+@pytest.mark.docker
+def test_tool_calls_written_as_text_follow_the_same_rule(base_config):
+    """A model without a tool-call parser writes ``<tool_call>{json}</tool_call>``; its JSON may escape
+    a lone surrogate (valid text, invalid once parsed): in editor text and in a key. Both are replaced
+    and counted; the editor writes valid UTF-8."""
+    from lis.agent.loop import AgentConfig, run_episode
+    from lis.agent.trajectory import Trajectory
+    from lis.sandbox.factory import make_sandbox
+
+    edit = ('<tool_call>{"name": "str_replace_editor", "arguments": {"command": "create", '
+            '"path": "/testbed/output/t.txt", "file_text": "a\\udcffb"}}</tool_call>')
+    key = '<tool_call>{"name": "execute_bash", "arguments": {"command": "echo k", "x\\udcff": 1}}</tool_call>'
+    done = ('<tool_call>{"name": "execute_bash", "arguments": {"command": "printf 7 > /testbed/answer.txt"}}'
+            '</tool_call><tool_call>{"name": "submit", "arguments": {}}</tool_call>')
+    rec = Trajectory(task_id="t", model="scripted", mode="sandbox")
+    with make_sandbox(base_config).start() as sb:
+        run_episode(ScriptedModel([edit, key, done]), sb, [{"role": "user", "content": "go"}],
+                    AgentConfig(max_turns=4), rec)
+        written = sb.read_file("/testbed/output/t.txt")
+    assert rec.termination == "submitted" and rec.answer == "7", rec.error
+    assert all(s.text_tool_calls for s in rec.steps) and [s.invalid_text for s in rec.steps] == [1, 1, 0]
+    assert written == f"a{FFFD}b".encode() and rec.steps[1].calls[0].arguments == {"command": "echo k", f"x{FFFD}": 1}
+    json.dumps(rec.to_dict(), ensure_ascii=False).encode("utf-8")
