@@ -53,6 +53,10 @@ def stage_manifest(stage: str, root: Path, profile: str, params_hash: str, wall_
 def write_json(path: str | Path, obj: Any) -> Path:
     """Write JSON atomically (temporary file + rename), creating the parent folder."""
     path = Path(path)
+    if path.is_dir():
+        from lis.errors import LisError
+
+        raise LisError(f"{path} is a folder, not a file", f"give the file to write, e.g. {path / ('out' + (path.suffix or '.json'))}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -60,13 +64,26 @@ def write_json(path: str | Path, obj: Any) -> Path:
     return path
 
 
-def read_json(path: str | Path) -> Any:
+def read_json(path: str | Path, expect: type | None = None) -> Any:
+    """The JSON in ``path``; LisError (one line naming the file) when it is missing, not a file, not
+    UTF-8, not JSON, or (``expect``) not of the expected type, e.g. ``dict`` for a manifest."""
     from lis.errors import LisError
 
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise LisError(f"{path} does not exist", "run the stage that produces it (snakemake --cores all paper)") from None
+    except IsADirectoryError:
+        raise LisError(f"{path} is a folder, not a JSON file", "give the JSON file") from None
+    except UnicodeDecodeError as e:
+        raise LisError(f"{path} is not UTF-8 text (byte {e.start}), so not JSON", "rerun the stage that produces it") from None
     except json.JSONDecodeError as e:
         raise LisError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})", "rerun the stage that produces it") from None
+    except OSError as e:
+        raise LisError(f"cannot read {path} ({e.strerror or e})", "give a readable JSON file") from None
+    if expect is not None and not isinstance(obj, expect):
+        names = {dict: "an object", list: "a list"}
+        raise LisError(f"{path} holds {names.get(type(obj), type(obj).__name__)}, not {names.get(expect, expect.__name__)}",
+                       "rerun the stage that produces it")
+    return obj

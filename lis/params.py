@@ -45,6 +45,12 @@ def _read_yaml(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ParamsError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise ParamsError(f"{path} is a folder, not a params file", "give a YAML file such as params.yaml") from None
+    except UnicodeDecodeError as e:
+        raise ParamsError(f"{path} is not UTF-8 text (byte {e.start})", "give a YAML file such as params.yaml") from None
+    except OSError as e:
+        raise ParamsError(f"cannot read {path} ({e.strerror or e})", "give a readable YAML file") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -210,7 +216,7 @@ SERVE_VLLM_KEYS = ("model", "tool_call_parser", "reasoning_parser", "tensor_para
 def _check_models(data: dict, source: str) -> None:
     """What the schema cannot say about a ``serve:`` block: only openai entries (servers) have one,
     with a base_url, and a generic ``command`` replaces the vLLM fields rather than joining them."""
-    from lis.models.urls import EXAMPLE, base_url_problem
+    from lis.util.urls import EXAMPLE, base_url_problem
 
     for name, spec in (data.get("models") or {}).items():
         if isinstance(spec, dict) and spec.get("base_url") is not None:

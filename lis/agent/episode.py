@@ -16,7 +16,7 @@ from typing import Any, Callable
 from lis.agent.loop import AgentConfig, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError
-from lis.models.text import safe_result
+from lis.util.text import safe_result
 from lis.prompts import layout, render_prompts
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.sandbox.pool import SandboxPool
@@ -48,7 +48,7 @@ def run_vanilla(task: Task, model: ChatModel, cfg: AgentConfig, **meta: Any) -> 
         rec.messages = messages
         rec.wall_s = time.monotonic() - t0
         return rec
-    res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.models.text)
+    res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.util.text)
     msg = {**res.message, "role": "assistant"}
     rec.steps.append(Step(index=0, content=msg.get("content"), reasoning=msg.get("reasoning_content"), calls=[],
                           llm_latency_s=res.latency_s, prompt_tokens=res.usage.prompt_tokens,

@@ -23,7 +23,7 @@ from lis.agent.tools.dispatch import ToolOutcome, ToolSettings, execute_tool_cal
 from lis.agent.tools.schemas import TOOLS
 from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
-from lis.models.text import safe_message, safe_result
+from lis.util.text import safe_message, safe_result
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.util import cancel
 
@@ -110,7 +110,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
             record.error = e.one_line()
             break
-        res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.models.text)
+        res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.util.text)
         msg = dict(res.message)
         msg["role"] = "assistant"
         last_prompt, last_completion = res.usage.prompt_tokens or 0, res.usage.completion_tokens or 0

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from lis.models.text import safe_text
+from lis.util.text import safe_text
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 _append_lock = threading.Lock()
@@ -81,7 +81,7 @@ class Trajectory:
     episode_id: str = ""                   # unique per episode run; scores refer to it
     task_hash: str = ""                    # content hash of the task the episode ran
     attempt: int = 1                       # 1 + earlier error records of the same episode key
-    invalid_text: int = 0                  # sum of the steps' invalid_text (lis.models.text)
+    invalid_text: int = 0                  # sum of the steps' invalid_text (lis.util.text)
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -75,23 +75,46 @@ app.command("view")(_view.view)
 app.command("throughput")(_throughput.throughput)
 
 
-def main() -> None:
-    """Entry point: user errors end with one line on stderr and exit status 2, never a traceback."""
+def main(argv: list[str] | None = None) -> None:
+    """Entry point (``lis``): exits with :func:`run_cli`'s status."""
+    sys.exit(run_cli(argv))
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    """Run one command line through the CLI's error boundary and return its exit status.
+
+    Whatever escapes a command ends as ONE line on stderr, ``error: ...``: status 2 for bad input
+    (a wrong option or param, a path that cannot be read or written, a file that is not what it
+    should be: :class:`LisError` and the errors of reading an input), status 1 for a bug in lis. The
+    traceback goes to the stage's log file (``--log``), and to the terminal with ``LIS_DEBUG=1``.
+    """
+    from lis.cli import boundary
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    bad = boundary.unusable_argument(args) or boundary.unwritable_output(command, args)
+    if bad:
+        return boundary.report(bad, 2)
     try:
-        app()
+        code = boundary.exit_code(command.main(args=args, prog_name="lis", standalone_mode=False))
     except LisError as e:
-        print(f"error: {e.one_line()}", file=sys.stderr)
-        sys.exit(2)
+        return boundary.report(e.one_line(), 2)
+    except boundary.click_exceptions.ClickException as e:
+        return boundary.usage(e)
+    except typer.Abort:
+        return boundary.report("aborted", 1)
     except SystemExit as e:
-        from lis.util import cancel
-
-        if cancel.requested():  # SIGTERM: the same prompt exit as Ctrl-C
-            from lis.sandbox import registry
-
-            registry.hard_exit(e.code if isinstance(e.code, int) else 1)
-        raise
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except KeyboardInterrupt:
+        code = 130
+    except BaseException as e:  # noqa: BLE001 - the boundary: nothing escapes as a traceback
+        return boundary.unexpected(e, args)
+    from lis.util import cancel
+
+    if code == 130 or cancel.requested():  # Ctrl-C or SIGTERM: a prompt exit
         from lis.sandbox import registry
 
-        print("interrupted", file=sys.stderr)
-        registry.hard_exit(130)  # worker threads blocked in a model call must not hold the exit
+        if code == 130:
+            print("interrupted", file=sys.stderr)
+        registry.hard_exit(code)  # worker threads blocked in a model call must not hold the exit
+    return code

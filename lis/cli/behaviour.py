@@ -60,7 +60,11 @@ def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional
         return import_official(paths, model=model, domain=domain, mode=mode)
     if fmt == "rl":
         return import_rl_jsonl(paths, model=model, domain=domain, mode=mode)
-    return load_trajectories(paths)[1]
+    records = load_trajectories(paths)[1]
+    if not records:
+        raise LisError(f"no episodes in {', '.join(map(str, paths))[:200]}",
+                       "give trajectories.jsonl files or eval job folders that hold episodes")
+    return records
 
 
 @app.command("analyse")
@@ -101,6 +105,9 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
     if not files:
         raise LisError("no trajectories given", "pass trajectories.jsonl files or job folders, or --jobs")
     inputs, records = load_trajectories(files)
+    if not records and not jobs:
+        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
+                       "give trajectories.jsonl files or eval job folders that hold episodes")
     rules = load_rules()
     rows = episode_rows(records, rules, settings["include_reasoning"], keep_verdicts=turns_out is not None)
     report = behaviour_report(records, inputs, settings, rules, rows)

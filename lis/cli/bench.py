@@ -15,11 +15,11 @@ app = typer.Typer(help="Benchmarks that print one JSON object, measured against 
 
 @app.command("sandbox")
 def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
-            n_echo: int = typer.Option(200, "--n-echo", help="Round trips measured."),
-            concurrent: int = typer.Option(64, "--concurrent", help="Sandboxes at once."),
-            commands: int = typer.Option(20, "--commands", help="Commands per concurrent sandbox."),
-            warm: int = typer.Option(4, "--warm", help="Warm pool size for the acquire measurement."),
-            memory_n: int = typer.Option(3, "--memory-n", min=0,
+            n_echo: int = typer.Option(200, "--n-echo", min=1, max=100000, help="Round trips measured."),
+            concurrent: int = typer.Option(64, "--concurrent", min=1, max=1024, help="Sandboxes at once."),
+            commands: int = typer.Option(20, "--commands", min=1, max=10000, help="Commands per concurrent sandbox."),
+            warm: int = typer.Option(4, "--warm", min=1, max=1024, help="Warm pool size for the acquire measurement."),
+            memory_n: int = typer.Option(3, "--memory-n", max=100, min=0,
                                          help="Sandboxes whose idle and busy memory is measured (0: skip)."),
             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
@@ -52,18 +52,16 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
 def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
             tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",
                                        help="Training context tasks; the first one is the group's prompt."),
-            samples: int = typer.Option(8, "--samples", min=2, help="Episodes in the group (GRPO's samples per prompt)."),
+            samples: int = typer.Option(8, "--samples", max=1024, min=2, help="Episodes in the group (GRPO's samples per prompt)."),
             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """A GRPO group's episodes one after the other vs all at once (real sandboxes, the policy's turns
     batched): group time against the longest episode's (the claim: within 1.5x) and the speed-up."""
-    from lis.agent.trajectory import read_jsonl
     from lis.errors import LisError
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
-    from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.rollout.bench import bench_group
     from lis.train.rollout.group import RolloutSettings
@@ -74,7 +72,12 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
     p = load_params(profile, params_file)
     if not tasks.is_file():
         raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
-    task = Task.from_dict(next(iter(read_jsonl(tasks))))
+    from lis.tasks.io import read_tasks
+
+    found = read_tasks(tasks)
+    if not found:
+        raise LisError(f"no tasks in {tasks}", "give the context tasks stage's JSONL (lis context-tasks)")
+    task = found[0]
     g = GRPOSettings.from_params(p.section("grpo"))
     sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=f"bench-{registry.RUN_ID}",
                                  backend=g.sandbox_backend)  # the backend GRPO's episodes run on
@@ -97,8 +100,8 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
 @app.command("serve")
 def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="Requests of the load phase."),
           concurrent: int = typer.Option(64, "--concurrent", min=1, max=256, help="Requests at once."),
-          max_concurrent: int = typer.Option(64, "--max-concurrent", min=1, help="The server's episodes at once."),
-          sequential: int = typer.Option(5, "--sequential", min=0, help="Requests one at a time first (unloaded latency)."),
+          max_concurrent: int = typer.Option(64, "--max-concurrent", max=4096, min=1, help="The server's episodes at once."),
+          sequential: int = typer.Option(5, "--sequential", max=10000, min=0, help="Requests one at a time first (unloaded latency)."),
           model: Optional[str] = typer.Option(None, "--model", help="Upstream instead of the replay server: a models "
                                               "entry or a model folder (e.g. the tiny agent)."),
           backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
@@ -136,15 +139,15 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
 
 @app.command("generate")
 def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder."),
-             n: int = typer.Option(16, "--n", min=1, help="Sequences generated."),
-             max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per sequence."),
-             temperature: float = typer.Option(1.0, "--temperature", min=0.0, help="0 = greedy."),
+             n: int = typer.Option(16, "--n", max=100000, min=1, help="Sequences generated."),
+             max_new_tokens: int = typer.Option(64, "--max-new-tokens", max=1000000, min=1, help="Tokens per sequence."),
+             temperature: float = typer.Option(1.0, "--temperature", max=10.0, min=0.0, help="0 = greedy."),
              group: bool = typer.Option(False, "--group", help="All sequences share one prompt (a GRPO group)."),
              honour_stop: bool = typer.Option(False, "--stop", help="Stop at the model's stop ids (default: "
                                                                     "every sequence generates --max-new-tokens)."),
-             max_batch: int = typer.Option(64, "--max-batch", min=1, help="Sequences per forward pass at most."),
+             max_batch: int = typer.Option(64, "--max-batch", max=100000, min=1, help="Sequences per forward pass at most."),
              device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
-             threads: Optional[int] = typer.Option(None, "--threads", min=1,
+             threads: Optional[int] = typer.Option(None, "--threads", max=1024, min=1,
                                                    help="torch CPU threads (default: torch's choice)."),
              out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here.")) -> None:
     """N generations one after the other (the plain sampler) vs the same N at once through the

@@ -16,11 +16,11 @@ DEFAULTS = {"n": 3, "settle_s": 2.0, "interval_s": 0.02}   # the params' sandbox
 
 
 def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
-           n: Optional[int] = typer.Option(None, "--n", min=1,
+           n: Optional[int] = typer.Option(None, "--n", max=1000, min=1,
                                            help="Fresh sandboxes, one at a time (default: sandbox_memory.n, 3)."),
-           settle_s: Optional[float] = typer.Option(None, "--settle", min=0.0,
+           settle_s: Optional[float] = typer.Option(None, "--settle", max=3600.0, min=0.0,
                                                     help="Seconds an idle sandbox settles before it is read (2)."),
-           interval_s: Optional[float] = typer.Option(None, "--interval", min=0.001,
+           interval_s: Optional[float] = typer.Option(None, "--interval", max=60.0, min=0.001,
                                                       help="Seconds between working-set samples (0.02)."),
            image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
                                                          help="The image stage's manifest (default: the params' tag)."),
@@ -51,11 +51,9 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
         sec["backend"] = backend
     manifest = None
     if image_manifest is not None:
-        try:
-            manifest = json.loads(image_manifest.read_text())
-        except (OSError, ValueError) as e:
-            raise LisError(f"cannot read the image manifest {image_manifest}: {type(e).__name__}",
-                           "run the image stage (lis image build) first") from None
+        from lis.manifest import read_json
+
+        manifest = read_json(image_manifest, expect=dict)
     cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest)
     with console.status("measuring memory") as status:
         res = measure_memory(cfg, n=int(settings["n"]), settle_s=float(settings["settle_s"]),

@@ -45,7 +45,7 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
            out: Path = typer.Option(Path("data/analysis/efficiency.json"), "--out", help="JSON to write."),
            episodes_csv: Optional[Path] = typer.Option(None, "--episodes-csv",
                                                        help="Also write one row per episode here."),
-           replicates: Optional[int] = typer.Option(None, "--replicates", min=100,
+           replicates: Optional[int] = typer.Option(None, "--replicates", max=1000000, min=100,
                                                     help="Bootstrap replicates (default: efficiency.replicates, 2000)."),
            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
@@ -69,6 +69,9 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
     if not files:
         raise LisError("no trajectories given", "pass trajectories.jsonl files, or --jobs to read the params' jobs")
     inputs, episodes = load_episodes(files)
+    if not episodes and not jobs:
+        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
+                       "give trajectories.jsonl files of eval jobs that hold episodes")
     report = efficiency_report(episodes, inputs, b=replicates)
     write_json(out, report)
     log.info("wrote %s (%d episodes from %d files, %d groups)", out, len(episodes), len(files), len(report["groups"]))

@@ -25,8 +25,8 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
                                                   help="Evaluate the model folder PATH with the settings of the local "
                                                        "entry --model (e.g. a replicate of a trained model); its "
                                                        "journal is kept apart from the entry's own."),
-        limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
-        workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Episodes at once (default eval.workers)."),
+        limit: Optional[int] = typer.Option(None, "--limit", max=10000000, min=1, help="Only the first N tasks."),
+        workers: Optional[int] = typer.Option(None, "--workers", max=1024, min=1, help="Episodes at once (default eval.workers)."),
         wait: bool = typer.Option(False, "--wait", help="If another process runs this job, wait for it instead of "
                                                         "refusing."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
@@ -53,7 +53,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         from lis.eval.jobs import with_model_path
 
         journal = with_model_path(p, model, model_path, job)
-    manifest = read_json(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
+    manifest = read_json(image_manifest, expect=dict) if mode != "vanilla" and image_manifest.exists() else None
     judge = p.section("scoring").get("judge") or {}
     with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
         m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),

@@ -16,10 +16,13 @@ def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where t
 
     from lis.report.summary import load_metrics, table2, table3
 
+    from lis.errors import LisError
+
+    if root.exists() and not root.is_dir():
+        raise LisError(f"--root {root} is a file, not a folder", "give the folder of the eval jobs (data/eval)")
     metrics = load_metrics(root)
     if not metrics:
-        typer.echo(f"no metrics under {root} yet: run `lis eval run` or the pipeline", err=True)
-        raise typer.Exit(1)
+        raise LisError(f"no metrics under {root} yet", "run `lis eval run` or the pipeline")
     con = Console()
     for title, (header, rows, _) in (("Table 2 — accuracy (%): vanilla → sandbox (Δ)", table2(metrics)),
                                      ("Table 3 — long context (%)", table3(metrics))):

@@ -69,8 +69,8 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         input_dir: Optional[Path] = typer.Option(None, "--input-dir", help="Host folder copied to /testbed/input.",
                                                  exists=True, file_okay=False),
         output_dir: Path = typer.Option(Path("output"), "--output-dir", help="Results go to OUTPUT/<timestamp>/."),
-        max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Turn cap (default agent.max_turns)."),
-        temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
+        max_steps: Optional[int] = typer.Option(None, "--max-steps", max=10000, min=1, help="Turn cap (default agent.max_turns)."),
+        temperature: Optional[float] = typer.Option(None, "--temperature", max=10.0, min=0.0, help="Sampling temperature."),
         backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default sandbox.backend)."),
         network: Optional[str] = typer.Option(None, "--network", help="none or bridge (default sandbox.network)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
@@ -85,7 +85,7 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         raise LisError("--query is empty or only whitespace", "say what the agent should do, e.g. --query \"Count the lines of "
                        "/testbed/input/data.csv\"")
     if base_url is not None:  # at once, before anything starts (not after a round of connection retries)
-        from lis.models.urls import EXAMPLE, base_url_problem
+        from lis.util.urls import EXAMPLE, base_url_problem
 
         problem = base_url_problem(base_url)
         if problem:
@@ -112,7 +112,9 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     manifest = None
     mpath = p.root / "data/image/manifest.json"
     if mpath.exists() and sec["backend"] == "docker":
-        manifest = json.loads(mpath.read_text())
+        from lis.manifest import read_json
+
+        manifest = read_json(mpath, expect=dict)
     sb_cfg = config_from_params(sec, p.section("image"), run_id=registry.RUN_ID, image_manifest=manifest)
     params = p
     if name not in p.section("models"):

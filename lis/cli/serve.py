@@ -14,7 +14,6 @@ remove their sandboxes.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from pathlib import Path
 from typing import Optional
@@ -35,11 +34,11 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
           port: Optional[int] = typer.Option(None, "--port", min=0, max=65535, help="Port (default serve.port)."),
           served_name: Optional[str] = typer.Option(None, "--served-name", help="Model name clients ask for "
                                                     "(default serve.served_name)."),
-          max_concurrent: Optional[int] = typer.Option(None, "--max-concurrent", min=1,
+          max_concurrent: Optional[int] = typer.Option(None, "--max-concurrent", max=4096, min=1,
                                                        help="Episodes at once (default serve.max_concurrent)."),
-          max_queue: Optional[int] = typer.Option(None, "--max-queue", min=0,
+          max_queue: Optional[int] = typer.Option(None, "--max-queue", max=100000, min=0,
                                                   help="Requests waiting for a slot; beyond: 429 (default serve.max_queue)."),
-          warm: Optional[int] = typer.Option(None, "--warm", min=0, help="Sandboxes started ahead (default serve.warm)."),
+          warm: Optional[int] = typer.Option(None, "--warm", max=1024, min=0, help="Sandboxes started ahead (default serve.warm)."),
           files_dir: Optional[Path] = typer.Option(None, "--files-dir", help="Where produced files are kept "
                                                    "(default serve.files_dir)."),
           backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default sandbox.backend)."),
@@ -75,7 +74,9 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     manifest = None
     mpath = p.root / "data/image/manifest.json"
     if mpath.exists() and sec["backend"] == "docker":
-        manifest = json.loads(mpath.read_text())
+        from lis.manifest import read_json
+
+        manifest = read_json(mpath, expect=dict)
     run_id = f"{RUN_PREFIX}{registry.RUN_ID}"
     sb_cfg = config_from_params(sec, p.section("image"), run_id=run_id, image_manifest=manifest)
     params = p

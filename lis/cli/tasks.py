@@ -40,8 +40,8 @@ Dataset = typer.Option(None, "--dataset",
                             "original (the upstream benchmark, formatted like the paper).")
 Config = typer.Option(None, "--config", help="hub, instruct_pretrain only: instruct_pretrain (train, the default) "
                                              "or a *_mini validation config.")
-Limit = typer.Option(None, "--limit", "-n", min=1, help="keep at most N tasks (a seeded draw; the order is kept).")
-Seed = typer.Option(None, "--seed", help="seed of the --limit draw.")
+Limit = typer.Option(None, "--limit", "-n", min=1, max=10000000, help="keep at most N tasks (a seeded draw; the order is kept).")
+Seed = typer.Option(None, "--seed", min=0, max=2**32 - 1, help="seed of the --limit draw.")
 Out = typer.Option(..., "--out", "-o", help="JSONL file to write, e.g. data/tasks/<domain>.jsonl; the manifest "
                                             "goes beside it as <name>.manifest.json.")
 SamplesDir = typer.Option(None, "--samples-dir", help="samples only: the folder holding the samples "

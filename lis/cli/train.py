@@ -39,7 +39,6 @@ def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folde
     """The starting model (params `base`): the tiny offline Qwen3 built here (random weights, its
     own tokenizer), a hub model at a revision, or a local folder."""
     from lis.errors import LisError
-    from lis.tasks.schema import Task
     from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
     from lis.util.log import setup_logging
 
@@ -49,8 +48,15 @@ def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folde
     if source == "tiny":
         tasks = []
         if context_tasks is not None:
-            rows = _read_jsonl(context_tasks, "context tasks")[: int(sec["tiny"]["corpus_context_tasks"])]
-            tasks = [Task.from_dict(r) for r in rows]
+            from lis.tasks.io import read_tasks
+
+            if not context_tasks.is_file():
+                raise LisError(f"no context tasks at {context_tasks}", "run the context tasks stage first "
+                               "(lis context-tasks)")
+            tasks = read_tasks(context_tasks)[: int(sec["tiny"]["corpus_context_tasks"])]
+            if not tasks:
+                raise LisError(f"no context tasks in {context_tasks}", "give the context tasks stage's JSONL "
+                               "(lis context-tasks), or leave --context-tasks out")
         t = sec["tiny"]
         manifest = build_base(out, seed=int(sec["seed"]), vocab_size=int(t["vocab_size"]),
                               max_context=int(t["max_context"]), arch=dict(t["arch"]),
@@ -95,7 +101,7 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
         data: Path = typer.Option(Path("data/train/teacher/trajectories.jsonl"), "--data",
                                   help="Trajectory records; the successful ones are trained on."),
         out: Path = typer.Option(Path("data/models/sft"), "--out", help="Folder to write the fine-tuned model into."),
-        seed_offset: int = typer.Option(0, "--seed-offset", min=0,
+        seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
                                         help="Train with seed sft.seed + N (a replicate of the learning check)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
@@ -126,7 +132,7 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
          logs: Path = typer.Option(..., "--logs", help="Folder for metrics.json and train_log.csv."),
          image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
                                              help="The image stage's manifest (sandbox mode)."),
-         seed_offset: int = typer.Option(0, "--seed-offset", min=0,
+         seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
                                          help="Train with seed grpo.seed + N (a replicate of the learning check)."),
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
@@ -183,8 +189,8 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
 
 @app.command("check")
 def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g. data/models/sft)."),
-          per_domain: int = typer.Option(2, "--per-domain", min=1, help="Sample tasks per domain."),
-          seed: int = typer.Option(0, "--seed"),
+          per_domain: int = typer.Option(2, "--per-domain", max=1000, min=1, help="Sample tasks per domain."),
+          seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """How a model behaves as an agent on the offline sample tasks, in real sandboxes: valid tool

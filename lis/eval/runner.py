@@ -31,7 +31,7 @@ from lis.eval.journal import INFRA, INTERRUPTED, Journal
 from lis.eval.metrics import compute_metrics
 from lis.eval.scoring import Scorer
 from lis.manifest import write_json
-from lis.models.text import safe_text
+from lis.util.text import safe_text
 from lis.tasks.schema import Task
 from lis.util import cancel
 
@@ -87,11 +87,16 @@ def _error_record(task: Task, job: EvalJob, termination: str, error: str | None 
 
 def read_task_rows(path: Path) -> tuple[list[Task], list[tuple[str, str]]]:
     """Tasks of a JSONL, leniently: a row that is not a valid Task becomes (id, problem) instead of
-    ending the job. Raises LisError only when the file itself is missing."""
+    ending the job. Raises LisError only when the file itself is missing or not text."""
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise LisError(f"task file {path} is not UTF-8 text (byte {e.start})",
+                       "give a JSONL file written by `lis tasks`") from None
     good, bad = [], []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         row = None

@@ -75,7 +75,7 @@ class ChatResult:
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
     raw: dict[str, Any] | None = None  # the provider's response, for debugging
-    invalid_text: int = 0              # invalid Unicode replaced by U+FFFD in this turn (lis.models.text)
+    invalid_text: int = 0              # invalid Unicode replaced by U+FFFD in this turn (lis.util.text)
 
 
 @runtime_checkable

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
-from lis.models.text import safe_result
+from lis.util.text import safe_result
 from lis.models.toolcalls import arguments_as_dicts, normalize_tool_calls
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class LocalHFModel:
         draw = self._draw(prompt_ids, s.max_tokens or DEFAULT_MAX_TOKENS, s)
         message = self.parse(draw.ids, prompt_ids, tools)
         finish = "tool_calls" if message.get("tool_calls") else ("stop" if draw.stopped else "length")
-        # the ids stay exact; the text (and tool calls parsed from it) is made safe (lis.models.text)
+        # the ids stay exact; the text (and tool calls parsed from it) is made safe (lis.util.text)
         return safe_result(ChatResult(message=message, usage=Usage(len(prompt_ids), len(draw.ids), 0),
                                       latency_s=time.perf_counter() - t0, finish_reason=finish,
                                       prompt_ids=prompt_ids, completion_ids=draw.ids, logprobs=draw.logprobs))

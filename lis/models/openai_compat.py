@@ -27,9 +27,9 @@ from typing import Any
 import openai
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
-from lis.models.text import safe_result, safe_text, safe_value
+from lis.util.text import safe_result, safe_text, safe_value
 from lis.models.toolcalls import normalize_tool_calls
-from lis.models.urls import EXAMPLE, base_url_problem
+from lis.util.urls import EXAMPLE, base_url_problem
 from lis.util import cancel
 
 log = logging.getLogger("lis.models.openai")
@@ -201,7 +201,7 @@ class OpenAIChatModel:
     # -- response ----------------------------------------------------------------------------
     def _result(self, resp: Any, latency_s: float, invalid: int = 0) -> ChatResult:
         """ChatResult from a ChatCompletion (or its JSON as a dict), its text made safe
-        (:mod:`lis.models.text`; ``invalid``: replacements already made while decoding it). Raises
+        (:mod:`lis.util.text`; ``invalid``: replacements already made while decoding it). Raises
         ModelError when the response has no choice."""
         if not (isinstance(resp, dict) or hasattr(resp, "model_dump")):
             raise ModelError(f"model '{self.name}' at {self.base_url}: the answer is not a chat completion "

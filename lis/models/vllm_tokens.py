@@ -45,7 +45,7 @@ import httpx
 import torch
 
 from lis.models.base import ContextLengthError, ModelError
-from lis.models.urls import EXAMPLE, base_url_problem
+from lis.util.urls import EXAMPLE, base_url_problem
 from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
 from lis.models.sampler import Draw
 from lis.util import cancel

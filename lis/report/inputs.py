@@ -186,13 +186,19 @@ class Reader:
         return LisError(f"{rel} is missing (a declared input of the report)",
                         "run the stage that produces it: snakemake --cores all paper (or dvc repro)")
 
-    def json(self, rel: str) -> Any:
+    def json(self, rel: str, expect: type | None = dict) -> Any:
+        """A declared JSON input; every one the report reads is an object (a manifest, metrics, an
+        analysis), so anything else is refused in one line naming the file."""
         text = self.text(rel)
         try:
-            return json.loads(text)
+            obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise LisError(f"{rel} is not valid JSON ({e.msg} at line {e.lineno})",
                            "rerun the stage that produces it") from None
+        if expect is not None and not isinstance(obj, expect):
+            raise LisError(f"{rel} holds {type(obj).__name__} JSON, not an object",
+                           "rerun the stage that produces it")
+        return obj
 
     def jsonl(self, rel: str) -> list[dict[str, Any]]:
         text = self.text(rel)

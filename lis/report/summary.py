@@ -2,7 +2,6 @@
 and domain) and Table 3 (long context: documents in the prompt vs. as files)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +11,22 @@ DOMAIN_TITLES = {"math": "Math", "physics": "Physics", "chem": "Chemistry", "bio
 
 
 def load_metrics(root: Path) -> list[dict[str, Any]]:
+    """The metrics.json of every job under ``root`` (<model>/<domain>/<mode>/); LisError naming the
+    file when one is not a job's metrics (not JSON, or without its model, domain, mode and numbers)."""
+    from lis.manifest import read_json
+
     out = []
     for p in sorted(Path(root).glob("*/*/*/metrics.json")):
-        try:
-            out.append(json.loads(p.read_text()))
-        except (OSError, json.JSONDecodeError):
-            continue
+        m = read_json(p, expect=dict)
+        bad = [k for k in ("model", "domain", "mode") if not isinstance(m.get(k), str)]
+        bad += [k for k in ("accuracy", "n", "scored", "errors")
+                if m.get(k) is not None and (isinstance(m[k], bool) or not isinstance(m[k], (int, float)))]
+        if bad:
+            from lis.errors import LisError
+
+            raise LisError(f"{p} is not a job's metrics (bad or missing: {', '.join(bad)})",
+                           "rerun that job (lis eval run) or remove the file")
+        out.append(m)
     return out
 
 

@@ -306,7 +306,7 @@ class Sandbox(ABC):
         (``reclaimed``, ``reclaim_note``) rather than leave the agent unable to start anything.
         """
         timeout = float(timeout if timeout is not None else self.config.command_timeout_s)
-        from lis.models.text import safe_text
+        from lis.util.text import safe_text
 
         command = safe_text(command)[0]  # lone surrogates cannot reach a shell: U+FFFD instead
         h, payloads = self._request({"op": "exec", "cmd": command, "timeout": timeout,

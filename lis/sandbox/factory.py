@@ -29,6 +29,12 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
     unknown = set(sandbox.get("limits", {})) - known
     if unknown:
         raise LisError(f"sandbox.limits: unknown key(s) {', '.join(sorted(unknown))}", f"known: {', '.join(sorted(known))}")
+    if image_manifest is not None:
+        facts = image_manifest.get("image") if isinstance(image_manifest, dict) else None
+        if not isinstance(facts, dict) or not isinstance(facts.get("tag"), str) or not facts["tag"] \
+                or not isinstance(facts.get("rootfs", ""), (str, type(None))):
+            raise LisError("the image manifest is not the image stage's (no image.tag)",
+                           "give data/image/manifest.json as `lis image build` wrote it, or rebuild it")
     facts = (image_manifest or {}).get("image", {})
     tag = facts.get("tag") or ""
     rootfs = facts.get("rootfs") or ""

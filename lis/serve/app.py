@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from lis.models.text import safe_value
+from lis.util.text import safe_value
 from lis.serve import auth, response
 from lis.serve.admission import ShuttingDown
 from lis.serve.episodes import Episode

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lis.models.text import safe_text
+from lis.util.text import safe_text
 
 log = logging.getLogger("lis.serve")
 ID = re.compile(r"^[a-z0-9]{8,64}$")
@@ -57,7 +57,7 @@ class FileStore:
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / "trajectory.json.tmp"
         text = json.dumps(record, ensure_ascii=False, default=str, indent=1)
-        tmp.write_text(safe_text(text)[0], encoding="utf-8")  # never unencodable (lis.models.text)
+        tmp.write_text(safe_text(text)[0], encoding="utf-8")  # never unencodable (lis.util.text)
         tmp.replace(d / "trajectory.json")
 
     def trajectory(self, tid: str) -> Path | None:

@@ -8,27 +8,11 @@ meanwhile — auto_remove — is no error)."""
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import time
 
 from lis.sandbox.labels import MANAGED
 from lis.serve.settings import RUN_PREFIX
 
 log = logging.getLogger("lis.serve")
-
-
-def _owner_gone(owner: str) -> bool:
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False  # another machine's server: we cannot tell, so it is not ours to remove
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 def _ours(client, run: str | None = None) -> list[dict]:
@@ -52,8 +36,9 @@ def orphaned(labels: dict[str, str], own_run: str, now: float | None = None) -> 
     run = labels.get("lis.run", "")
     if not run.startswith(RUN_PREFIX) or run == own_run:
         return False
-    expired = int(labels.get("lis.expires", "0") or 0) < (now or time.time())
-    return expired or _owner_gone(labels.get("lis.owner", ""))
+    from lis.sandbox.cleanup import orphaned as gone  # any label value: never raises
+
+    return gone(labels, now)
 
 
 def sweep_earlier(engines: list[str | None], own_run: str) -> list[str]:

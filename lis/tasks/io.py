@@ -18,6 +18,10 @@ def write_tasks(path: str | Path, tasks: list[Task]) -> Path:
     """
     ensure_unique_ids(tasks, str(path))
     path = Path(path)
+    if path.is_dir():
+        from lis.errors import LisError
+
+        raise LisError(f"{path} is a folder, not a file", f"give the file to write, e.g. {path / ('out' + (path.suffix or '.json'))}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -34,6 +38,10 @@ def read_tasks(path: str | Path) -> list[Task]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise LisError(f"{path} does not exist", "run `lis tasks` to write it") from None
+    except IsADirectoryError:
+        raise LisError(f"{path} is a folder, not a task file", "give a JSONL file written by `lis tasks`") from None
+    except UnicodeDecodeError as e:
+        raise LisError(f"{path} is not UTF-8 text (byte {e.start})", "give a JSONL file written by `lis tasks`") from None
     tasks = []
     for n, line in enumerate(lines, 1):
         if not line.strip():

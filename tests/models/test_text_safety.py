@@ -20,7 +20,7 @@ USER = [{"role": "user", "content": "hi"}]
 
 
 def test_safe_text_replaces_and_counts():
-    from lis.models.text import safe_message, safe_text
+    from lis.util.text import safe_message, safe_text
 
     assert safe_text("plain") == ("plain", 0)
     assert safe_text(f"a{S}b{S}") == (f"a{FFFD}b{FFFD}", 2)

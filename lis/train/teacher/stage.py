@@ -53,7 +53,6 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
     from lis.sandbox import registry
     from lis.sandbox.factory import config_from_params
     from lis.sandbox.pool import SandboxPool
-    from lis.tasks.schema import Task
     from lis.train.teacher.run import run_teacher
     from lis.util.hashing import hash_obj
     from lis.util.progress import Progress
@@ -62,9 +61,9 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
     sec = params.section("teacher")
     rows = []
     if context_tasks_path.is_file():
-        from lis.agent.trajectory import read_jsonl
+        from lis.tasks.io import read_tasks
 
-        rows = [Task.from_dict(r) for r in read_jsonl(context_tasks_path)]
+        rows = read_tasks(context_tasks_path)
     elif int(sec["context_episodes"]):
         raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
     sb_cfg = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
