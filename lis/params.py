@@ -242,7 +242,7 @@ def _check_models(data: dict, source: str) -> None:
 def _check_sandbox_limits(data: dict, source: str) -> None:
     """The tmpfs quotas are memory: with the reserve for processes they must fit the memory limit,
     or a full disk becomes an out-of-memory kill of the sandbox."""
-    from lis.sandbox.base import QUOTA_KEYS, quota_problem
+    from lis.util.quota import QUOTA_KEYS, quota_problem
 
     limits = (data.get("sandbox") or {}).get("limits") or {}
     problem = quota_problem(limits)

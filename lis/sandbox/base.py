@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lis.errors import LisError
+from lis.util.quota import DEFAULTS as QUOTA_DEFAULTS
+from lis.util.quota import QUOTA_KEYS, quota_problem  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
@@ -49,34 +51,19 @@ class Limits:
     """Resource limits of one sandbox (params: sandbox.limits).
 
     The tmpfs quotas are memory: their sum plus ``reserve_mb`` for processes must fit
-    ``memory_mb`` (params validation refuses more, :func:`quota_problem`), so that a full disk is
+    ``memory_mb`` (params validation refuses more, :func:`lis.util.quota.quota_problem`), so that a full disk is
     "No space left on device", not an out-of-memory kill."""
 
-    memory_mb: int = 2048
+    memory_mb: int = QUOTA_DEFAULTS["memory_mb"]
     cpus: float = 1.0
     pids: int = 256
-    testbed_mb: int = 768        # quota of /testbed (documents, the agent's files, answer.txt)
-    tmp_mb: int = 256            # quota of /tmp
-    home_mb: int = 512           # quota of the user's home (pip --user installs land here)
-    reserve_mb: int = 512        # memory kept for processes beyond the quotas
+    testbed_mb: int = QUOTA_DEFAULTS["testbed_mb"]  # quota of /testbed (documents, the agent's files, answer.txt)
+    tmp_mb: int = QUOTA_DEFAULTS["tmp_mb"]          # quota of /tmp
+    home_mb: int = QUOTA_DEFAULTS["home_mb"]        # quota of the user's home (pip --user installs land here)
+    reserve_mb: int = QUOTA_DEFAULTS["reserve_mb"]  # memory kept for processes beyond the quotas
     max_output_bytes: int = 16 << 20  # bytes read from one command; past it the command is stopped
     nofile: int = 4096
     copy_out_mb: int = 256       # the most bytes copied out of a sandbox's output folder to the host
-
-
-QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "reserve_mb")
-
-
-def quota_problem(limits: dict) -> str | None:
-    """Why these limits (a ``sandbox.limits`` mapping) let the tmpfs quotas plus the reserve for
-    processes exceed the memory limit, or None when they fit."""
-    d = {**Limits().__dict__, **limits}
-    total = sum(int(d[k]) for k in QUOTA_KEYS)
-    if total <= int(d["memory_mb"]):
-        return None
-    parts = " + ".join(f"{k} {d[k]}" for k in QUOTA_KEYS)
-    return (f"the tmpfs quotas plus the reserve for processes ({parts} = {total} MB) exceed memory_mb "
-            f"{d['memory_mb']}: files in tmpfs are memory, so a full disk would be an out-of-memory kill")
 
 
 @dataclass

@@ -1,0 +1,19 @@
+"""The sandbox's disk quotas against its memory: the rule params validation applies (lis.params) and
+the sandbox's defaults follow (lis.sandbox.base.Limits), kept here so that reading params does not
+import the sandbox package (every stage reads params; only some run sandboxes)."""
+from __future__ import annotations
+
+QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "reserve_mb")
+DEFAULTS = {"memory_mb": 2048, "testbed_mb": 768, "tmp_mb": 256, "home_mb": 512, "reserve_mb": 512}
+
+
+def quota_problem(limits: dict) -> str | None:
+    """Why these limits (a ``sandbox.limits`` mapping) let the tmpfs quotas plus the reserve for
+    processes exceed the memory limit, or None when they fit (missing keys take the defaults)."""
+    d = {**DEFAULTS, **limits}
+    total = sum(int(d[k]) for k in QUOTA_KEYS)
+    if total <= int(d["memory_mb"]):
+        return None
+    parts = " + ".join(f"{k} {d[k]}" for k in QUOTA_KEYS)
+    return (f"the tmpfs quotas plus the reserve for processes ({parts} = {total} MB) exceed memory_mb "
+            f"{d['memory_mb']}: files in tmpfs are memory, so a full disk would be an out-of-memory kill")
