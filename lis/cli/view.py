@@ -54,10 +54,10 @@ def view(inputs: List[Path] = typer.Argument(..., metavar="INPUT...",
     loaded = load(inputs)
     for problem in loaded.problems:
         typer.echo(f"warning: {problem}", err=True)
+    caps = read_capabilities(capabilities) if capabilities is not None else None
     if not loaded.records:
         raise LisError(f"no episodes in {', '.join(map(str, inputs))[:200]}",
                        "give trajectories.jsonl files, trajectory.json files or their folders")
-    caps = read_capabilities(capabilities) if capabilities is not None else None
     if classify:
         caps = classified(loaded.records)
     index = render_site(loaded, out, caps, title)

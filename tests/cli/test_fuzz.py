@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -31,7 +34,7 @@ import typer
 
 from lis.cli import app, run_cli
 from lis.cli.boundary import is_output
-from tests.conftest import copy_repo
+from tests.conftest import ROOT, copy_repo
 
 CASE_S = 30
 FOLDER = re.compile(r"(_dir|_root|^root|^init|^base_dir|^model_path|^eval_root)$")
@@ -202,9 +205,8 @@ def test_the_generated_suite_covers_every_command_and_parameter():
     assert len(COMMANDS) >= 30 and n_cases >= 5 * len(COMMANDS)
 
 
-@pytest.mark.parametrize("path", sorted(COMMANDS))
-def test_every_hostile_value_ends_in_one_line_and_status_1_or_2(path, scratch):
-    repo, files = scratch
+def bad_cases(path: str, repo: Path, files: Path) -> list[str]:
+    """The cases of ``lis <path>`` that break the rule, described."""
     bad = []
     for label, args in cases(path, COMMANDS[path], files):
         code, err, took = run_case(repo, args)
@@ -212,4 +214,21 @@ def test_every_hostile_value_ends_in_one_line_and_status_1_or_2(path, scratch):
         if code not in (1, 2) or "Traceback" in err or "CaseTimeout" in err or len(lines) != 1:
             shown = [a.encode("unicode_escape").decode() for a in args]
             bad.append(f"{label}: exit {code} after {took:.1f} s, args {shown}: {err.strip()[-400:]}")
-    assert not bad, f"{len(bad)} case(s) of `lis {path}` broke the rule:\n" + "\n".join(bad)
+    return bad
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_every_hostile_value_ends_in_one_line_and_status_1_or_2(path, scratch):
+    """One process per command: the cases run in-process there (fast), and nothing else of the test
+    session (another test's server thread) can write into what a case printed."""
+    repo, files = scratch
+    n = sum(1 for _ in cases(path, COMMANDS[path], files))
+    r = subprocess.run([sys.executable, "-m", "tests.cli.test_fuzz", path, str(repo), str(files)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=CASE_S * n + 120)
+    assert r.returncode == 0 and r.stdout.strip(), f"the runner failed: {r.stdout[-2000:]}{r.stderr[-3000:]}"
+    bad = json.loads(r.stdout.strip().splitlines()[-1])
+    assert not bad, f"{len(bad)} of {n} case(s) of `lis {path}` broke the rule:\n" + "\n".join(bad)
+
+
+if __name__ == "__main__":  # python -m tests.cli.test_fuzz "<command>" REPO FILES
+    print(json.dumps(bad_cases(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))))

@@ -180,6 +180,11 @@ def ensure_image(section: dict, root: Path, force: bool = False, inspect: bool =
     else:
         log.info("image %s is up to date (%s)", tag, image.short_id)
         reused = "reused"
+        if rootfs is not None and section["keep_rootfs"] and not (rootfs / "usr/bin/python3").exists():
+            # the cache was cleared (or moved: LIS_CACHE_DIR) while the image stayed: the bubblewrap
+            # backend runs this folder, so bootstrap it again from the same spec
+            log.info("the root filesystem %s is missing: bootstrapping it again (for the bubblewrap backend)", rootfs)
+            build_rootfs(spec, rootfs, deadline)
     build_s = time.monotonic() - t0
     inside = inspect_image(client, tag) if inspect else None
     return {
