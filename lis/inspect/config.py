@@ -53,9 +53,9 @@ def parse_config(config: Any) -> LisSandboxConfig:
     if isinstance(config, BaseModel):
         config = config.model_dump()
     if isinstance(config, str):
-        if config in ("docker", "bwrap"):
-            return LisSandboxConfig(backend=config)  # type: ignore[arg-type]
         path = Path(config)
+        if not path.is_file() and path.name in ("docker", "bwrap"):  # Inspect made it relative to the task's folder
+            return LisSandboxConfig(backend=path.name)  # type: ignore[arg-type]
         if not path.is_file():
             raise LisError(f"lis sandbox config {config!r} is neither docker, bwrap nor a file",
                            "give --sandbox lis, lis:docker, lis:bwrap or lis:<config.yaml>")
