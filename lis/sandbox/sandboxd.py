@@ -23,6 +23,7 @@ cgroup is visible (Docker) an OOM kill during a command is counted and the resul
 import io
 import json
 import os
+import resource
 import secrets
 import select
 import signal
@@ -513,6 +514,21 @@ def op_read_range(h, _):
     return {"ok": True, "bytes": len(data)}, (data,)
 
 
+def _own_limit(name):
+    try:
+        return resource.getrlimit(getattr(resource, name))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _wait(proc, timeout):
+    """The exit status of ``proc`` within ``timeout`` seconds, or None."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 class Runner:
     """``run``: one fresh process per request, independent of the agent's shell (Inspect's
     ``exec(argv)``). The program is found through ``PATH`` of the environment it gets; it starts in
@@ -522,8 +538,11 @@ class Runner:
     ``output_limited``, ``missing`` (no such program: exit 127, as a shell says), ``errno`` 13 when
     the file is not executable (the host raises PermissionError)."""
 
-    def __init__(self, workdir, env, preexec):
-        self.workdir, self.env, self.preexec = workdir, env, preexec
+    def __init__(self, workdir, env, preexec, rlimits):
+        self.workdir, self.env = workdir, env
+        # Python runs a preexec_fn in a forked child (~1.5 ms a call); where our own limits already are
+        # the command's (inherited), the child is spawned without one and only its oom_score_adj is set
+        self.preexec = None if all(_own_limit(name) == (v, v) for name, v in rlimits.items()) else preexec
 
     def run(self, h, stdin):
         argv = [str(a) for a in h["argv"]]
@@ -548,6 +567,12 @@ class Runner:
             return {"ok": False, "errno": 13, "error": f"PermissionError: {e}"}, ()
         except OSError as e:  # ENOEXEC (not a program), E2BIG (arguments too long), ...
             return {"ok": False, "errno": e.errno, "error": f"{type(e).__name__}: {e}"}, ()
+        if self.preexec is None:
+            try:  # out of memory, the kernel kills commands before sandboxd (as Shell._preexec does)
+                with open(f"/proc/{proc.pid}/oom_score_adj", "w") as f:
+                    f.write("1000")
+            except OSError:
+                pass
         out, err = bytearray(), bytearray()
         streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
         for fd in streams:
@@ -562,50 +587,60 @@ class Runner:
         deadline = None if timeout is None else t0 + float(timeout)
         timed_out = limited = False
         exited_at = None
-        while streams:
-            now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                timed_out = True
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > 0.05:
-                break  # a background process still holds the pipes: its output is not ours to wait for
-            wait = 0.05 if exited_at is not None else (0.1 if deadline is None else max(0.0, min(deadline - now, 0.1)))
-            try:
-                r, w, _ = select.select(list(streams), [win] if win is not None else [], [], wait)
-            except InterruptedError:
-                continue
-            if w:
+        try:  # readable when the process ends: no polling for its exit
+            pidfd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        try:
+            while True:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    timed_out = True
+                    break
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and (not streams or now - exited_at > 0.05):
+                    break  # a background process holding the pipes past 50 ms: its output is not ours to wait for
+                wait = 0.05 if exited_at is not None else 0.1 if pidfd is not None or streams else 0.005
+                if deadline is not None:
+                    wait = max(0.0, min(deadline - now, wait))
+                rlist = list(streams) + ([pidfd] if pidfd is not None and exited_at is None else [])
                 try:
-                    n = os.write(win, pending[:1 << 16])
-                    pending = pending[n:]
-                except BlockingIOError:
-                    pass
-                except BrokenPipeError:
-                    pending = pending[:0]
-                if not pending:
-                    proc.stdin.close()
-                    win = None
-            for fd in r:
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
+                    r, w, _ = select.select(rlist, [win] if win is not None else [], [], wait)
+                except InterruptedError:
                     continue
-                if not chunk:
-                    del streams[fd]
-                    continue
-                streams[fd] += chunk
-            if len(out) > max_output or len(err) > max_output:
-                limited = True
-                break
+                if w:
+                    try:
+                        n = os.write(win, pending[:1 << 16])
+                        pending = pending[n:]
+                    except BlockingIOError:
+                        pass
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        proc.stdin.close()
+                        win = None
+                for fd in r:
+                    if fd == pidfd:
+                        continue  # the next round's poll() collects the exit status
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        del streams[fd]
+                        continue
+                    streams[fd] += chunk
+                if len(out) > max_output or len(err) > max_output:
+                    limited = True
+                    break
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
         if timed_out or limited:
             sid = proc.pid
             _kill_until_gone(lambda pid, st: st[2] == sid)
-        try:
-            code = proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = proc.returncode if proc.returncode is not None else _wait(proc, 5)
         for f in (proc.stdin, proc.stdout, proc.stderr):
             try:
                 if f is not None:
@@ -640,7 +675,14 @@ def main():
     lifetime = float(cfg.get("lifetime_s", 86400))
     memory_mb = cfg.get("memory_mb")
     SHELL = Shell(cfg.get("workdir", "/testbed"), env, cfg.get("rlimits", {}), cfg.get("pids"))
-    RUNNER = Runner(cfg.get("workdir", "/testbed"), env, SHELL._preexec)
+    rlimits = cfg.get("rlimits", {})
+    for name in ("RLIMIT_NOFILE", "RLIMIT_CORE"):  # ours too (harmless): Runner then spawns without a preexec_fn
+        if name in rlimits:
+            try:
+                resource.setrlimit(getattr(resource, name), (rlimits[name], rlimits[name]))
+            except (ValueError, OSError):
+                pass
+    RUNNER = Runner(cfg.get("workdir", "/testbed"), env, SHELL._preexec, rlimits)
     chan.send({"ok": True, "op": "hello", "pid": os.getpid(), "uid": os.getuid(), "shell_pid": SHELL.proc.pid,
                "python": sys.version.split()[0], "id": hello.get("id")})
     ends = time.monotonic() + lifetime
