@@ -1,10 +1,12 @@
-"""One :class:`lis.sandbox.pool.SandboxPool` per task and configuration, shared by its samples.
+"""One :class:`lis.sandbox.pool.SandboxPool` per configuration, shared by the samples that use it.
 
-``open_pool`` (task_init) makes sure the image or root filesystem exists and starts the pool;
-``pool_for`` (sample_init) finds it, or opens one when Inspect skipped task_init (its
+Inspect calls ``task_init("startup", config)`` once per distinct sandbox config of an eval, the
+samples' ``sample_init(<task name>, config, ...)``, and ``task_cleanup("shutdown", config, ...)``
+at the end: so pools are keyed by the config alone. ``open_pool`` (task_init) starts the pool;
+``pool_for`` (sample_init) finds it, or opens one when nobody called task_init (Inspect's
 self-check, a sandbox made by hand); ``close_pool`` (task_cleanup, once per task_init) closes it
 and sweeps what its run left by label. Each pool has its own run id (``lis.run`` label
-``inspect-<hex>``), so closing one task's pool never touches another's sandboxes."""
+``inspect-<hex>``), so closing one pool never touches another's sandboxes."""
 from __future__ import annotations
 
 import logging
@@ -20,7 +22,7 @@ log = logging.getLogger(__name__)
 
 RUN_PREFIX = "inspect-"
 _lock = threading.Lock()
-_pools: dict[tuple[str, str], "_Entry"] = {}
+_pools: dict[str, "_Entry"] = {}
 
 
 class _Entry:
@@ -63,9 +65,9 @@ def _check(sc) -> None:
                            "build it with `lis image build`, or give image: an existing tag") from None
 
 
-def open_pool(task_name: str, cfg: LisSandboxConfig, facts: dict | None = None) -> SandboxPool:
-    """The pool of (task, config), opened now if need be; every call is matched by one close_pool."""
-    key = (task_name, cfg.key())
+def open_pool(cfg: LisSandboxConfig, facts: dict | None = None) -> SandboxPool:
+    """The pool of ``cfg``, opened now if need be; every call is matched by one close_pool."""
+    key = cfg.key()
     with _lock:
         entry = _pools.get(key)
         if entry is None:
@@ -78,16 +80,16 @@ def open_pool(task_name: str, cfg: LisSandboxConfig, facts: dict | None = None) 
         return entry.pool
 
 
-def pool_for(task_name: str, cfg: LisSandboxConfig) -> SandboxPool:
+def pool_for(cfg: LisSandboxConfig) -> SandboxPool:
     with _lock:
-        entry = _pools.get((task_name, cfg.key()))
+        entry = _pools.get(cfg.key())
     if entry is not None:
         return entry.pool
-    return open_pool(task_name, cfg, ensure_image(cfg))  # no task_init: stays open until the process ends
+    return open_pool(cfg, ensure_image(cfg))  # no task_init: open until close_all or the process ends
 
 
-def close_pool(task_name: str, cfg: LisSandboxConfig, sweep: bool = True) -> None:
-    key = (task_name, cfg.key())
+def close_pool(cfg: LisSandboxConfig, sweep: bool = True) -> None:
+    key = cfg.key()
     with _lock:
         entry = _pools.get(key)
         if entry is None:
@@ -103,7 +105,7 @@ def close_pool(task_name: str, cfg: LisSandboxConfig, sweep: bool = True) -> Non
         try:
             left = cleanup(run=entry.run_id, engines=entry.pool.engines)
             if left:
-                log.warning("removed %d lis sandbox(es) left by task %s: %s", len(left), task_name, ", ".join(left[:5]))
+                log.warning("removed %d lis sandbox(es) left by run %s: %s", len(left), entry.run_id, ", ".join(left[:5]))
         except Exception as e:  # noqa: BLE001 - the engine went away: `inspect sandbox cleanup lis` sweeps later
             log.warning("lis sandbox sweep of run %s failed: %s", entry.run_id, e)
 
@@ -121,10 +123,16 @@ def close_all() -> None:
     """Close every open pool (the ones opened without task_init: a test session's end)."""
     with _lock:
         keys = list(_pools)
-    for task_name, key in keys:
+    for key in keys:
         with _lock:
-            entry = _pools.get((task_name, key))
+            entry = _pools.get(key)
             if entry is None:
                 continue
             entry.users = 1
-        close_pool(task_name, LisSandboxConfig.model_validate_json(key))
+        close_pool(LisSandboxConfig.model_validate_json(key))
+
+
+def open_pools() -> int:
+    """How many pools are open (tests)."""
+    with _lock:
+        return len(_pools)

@@ -2,7 +2,7 @@
 the ``inspect_ai`` entry point in pyproject.toml).
 
 Life cycle: ``task_init`` makes sure the image (Docker) or root filesystem (bubblewrap) exists and
-opens the task's pool; ``sample_init`` takes a sandbox from it (warm when ``warm`` > 0);
+opens the config's pool (Inspect calls it once per distinct config, as task "startup"); ``sample_init`` takes a sandbox from it (warm when ``warm`` > 0);
 ``sample_cleanup`` destroys it (killed at once when the sample was interrupted); ``task_cleanup``
 closes the pool and sweeps its run's containers by label; ``inspect sandbox cleanup lis [id]``
 runs the same sweep from the command line.
@@ -64,13 +64,13 @@ class LisSandboxEnvironment(SandboxEnvironment):
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
         cfg = parse_config(config)
         facts = await _thread(pools.ensure_image, cfg)
-        await _thread(pools.open_pool, task_name, cfg, facts)
+        await _thread(pools.open_pool, cfg, facts)
 
     @classmethod
     async def sample_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None,
                           metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
         cfg = parse_config(config)
-        pool = await _thread(pools.pool_for, task_name, cfg)
+        pool = await _thread(pools.pool_for, cfg)
         sb = await anyio.to_thread.run_sync(pool.acquire)  # not abandoned: a started sandbox must be released
         return {"default": cls(sb, pool)}
 
@@ -86,8 +86,7 @@ class LisSandboxEnvironment(SandboxEnvironment):
 
     @classmethod
     async def task_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool) -> None:
-        await anyio.to_thread.run_sync(functools.partial(pools.close_pool, task_name, parse_config(config),
-                                                         sweep=cleanup))
+        await anyio.to_thread.run_sync(functools.partial(pools.close_pool, parse_config(config), sweep=cleanup))
 
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:

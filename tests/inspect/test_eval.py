@@ -16,8 +16,14 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_inspect_eval_runs_in_lis_sandboxes(backend, tmp_path):
+    """Docker through a config file with warm sandboxes (task_cleanup must remove the spare ones),
+    bubblewrap through the ``lis:bwrap`` shorthand."""
     logs = tmp_path / "logs"
-    r = run(["inspect", "eval", "tests/inspect/offline_task.py", "--sandbox", f"lis:{backend}", "--log-dir", str(logs),
+    spec = f"lis:{backend}"
+    if backend == "docker":
+        (tmp_path / "lis.yaml").write_text("backend: docker\nwarm: 2\n")
+        spec = f"lis:{tmp_path / 'lis.yaml'}"
+    r = run(["inspect", "eval", "tests/inspect/offline_task.py", "--sandbox", spec, "--log-dir", str(logs),
              "--log-format", "json", "--display", "plain", "--no-score-display"], timeout=600)
     (log,) = logs.glob("*.json")
     d = json.loads(log.read_text())

@@ -86,10 +86,16 @@ async def test_connection_is_docker_exec_on_docker_only(env):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_life_cycle_with_an_interrupted_sample_leaves_nothing(backend):
+    """As Inspect calls it: task_init("startup"), the samples under the task's own name, then
+    task_cleanup("shutdown"): one pool for the config, closed at the end with its warm sandbox."""
+    from lis.inspect.pools import open_pools
+
     cfg = LisSandboxConfig(backend=backend, warm=1)
     task = f"{TASK}-life-{backend}"
-    await LisSandboxEnvironment.task_init(task, cfg)
+    before = open_pools()
+    await LisSandboxEnvironment.task_init("startup", cfg)
     envs = await LisSandboxEnvironment.sample_init(task, cfg, {})
+    assert open_pools() == before + 1  # the samples use the pool task_init opened
     sb = envs["default"].sb
     raised = []
 
@@ -106,9 +112,9 @@ async def test_life_cycle_with_an_interrupted_sample_leaves_nothing(backend):
         await LisSandboxEnvironment.sample_cleanup(task, cfg, envs, True)
     assert time.monotonic() - t0 < 15 and sb.closed
     assert raised and "went away" in str(raised[0])  # the call ends at once, as the sandbox is gone
-    await LisSandboxEnvironment.task_cleanup(task, cfg, True)
-    assert [c for c in inspect_containers() if task in str(c)] == []
-    assert not [c for c in inspect_containers()], "warm or interrupted sandboxes left behind"
+    await LisSandboxEnvironment.task_cleanup("shutdown", cfg, True)
+    assert open_pools() == before
+    assert inspect_containers() == [], "warm or interrupted sandboxes left behind"
 
 
 async def test_cli_cleanup_removes_the_providers_containers():
