@@ -56,6 +56,14 @@ async def test_output_past_the_limit_raises_inspects_error(env):
     assert (await env.exec(["echo", "alive"])).stdout == "alive\n"
 
 
+async def test_output_up_to_inspects_10_mib_comes_back_whole(env):
+    ten = 10 * 1024 * 1024
+    r = await env.exec(["sh", "-c", f"head -c {ten} /dev/zero | tr '\\0' a; head -c {ten} /dev/zero | tr '\\0' b >&2"])
+    assert r.success and len(r.stdout) == ten and len(r.stderr) == ten and set(r.stdout) == {"a"}
+    with pytest.raises(OutputLimitExceededError, match="limit of 10 MiB was exceeded"):
+        await env.exec(["head", "-c", str(ten + 1), "/dev/zero"])
+
+
 async def test_var_tmp_is_a_world_writable_tmpfs(env):
     r = await env.exec(["sh", "-c", "stat -c %a /var/tmp; awk '$2==\"/var/tmp\"{print $3}' /proc/mounts; "
                                     "echo x > /var/tmp/f && cat /var/tmp/f"])
