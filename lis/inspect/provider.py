@@ -14,23 +14,19 @@ parallel ``bash()`` calls) run one after another (docs/inspect.md measures it).
 from __future__ import annotations
 
 import functools
-import logging
 import posixpath
 from typing import Any, Literal, Union, overload
 
 import anyio
-from pydantic import BaseModel
-
 from inspect_ai.util import (ExecResult, OutputLimitExceededError, SandboxConnection, SandboxEnvironment,
                              SandboxEnvironmentConfigType, SandboxEnvironmentLimits, sandboxenv)
 from inspect_ai.util._sandbox.environment import SandboxUnavailableError, SandboxUserUnsupportedError
+from pydantic import BaseModel
 
 from lis.inspect import pools
 from lis.inspect.cleanup import sweep
-from lis.inspect.config import LisSandboxConfig, parse_config
+from lis.inspect.config import parse_config
 from lis.sandbox.base import Sandbox, SandboxError
-
-log = logging.getLogger(__name__)
 
 EFBIG = 27  # sandboxd's answer when a file is over the read limit
 EROFS = 30
