@@ -60,8 +60,8 @@ setup_venv() {
   log "installing lis and its pinned dependencies (constraints: requirements.lock)"
   local cons=()
   [ -f requirements.lock ] && cons=(-c requirements.lock)
-  "${pip[@]}" "${cons[@]}" -e '.[test]' 2>&1 | quiet_pip >&2 || true
-  "$VENV/bin/python" -c 'import lis, torch, trl, snakemake, dvc' || die "the virtual environment is incomplete; see the pip output above"
+  "${pip[@]}" "${cons[@]}" -e '.[test,inspect]' 2>&1 | quiet_pip >&2 || true
+  "$VENV/bin/python" -c 'import lis, torch, trl, snakemake, dvc, inspect_ai' || die "the virtual environment is incomplete; see the pip output above"
   echo "$want" > "$stamp"
 }
 
@@ -126,7 +126,7 @@ setup_slurm() {
   want=$(sed -n 's/^snakemake-executor-plugin-slurm==//p' requirements.lock)
   if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('snakemake-executor-plugin-slurm') != '$want')" 2>/dev/null; then
     log "installing the slurm extra (snakemake-executor-plugin-slurm)"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock -e '.[test,slurm]' 2>&1 | quiet_pip >&2 || true
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock -e '.[test,inspect,slurm]' 2>&1 | quiet_pip >&2 || true
     "$VENV/bin/python" -c 'import snakemake_executor_plugin_slurm' || die "could not install the slurm extra; see the pip output above"
   fi
   bash scripts/slurm-cluster.sh install

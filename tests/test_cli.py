@@ -7,7 +7,7 @@ from tests.conftest import run
 
 COMMANDS = [[], ["doctor"], ["params"], ["params", "check"], ["params", "show"], ["image"], ["image", "build"], ["image", "ensure"],
             ["image", "tag"], ["image", "prune"], ["report"], ["pipeline"], ["pipeline", "check"],
-            ["tasks"], ["context-tasks"], ["score"], ["sandbox"], ["sandbox", "cleanup"], ["sandbox", "exec"], ["bench"], ["bench", "sandbox"],
+            ["tasks"], ["context-tasks"], ["score"], ["sandbox"], ["sandbox", "cleanup"], ["sandbox", "exec"], ["bench"], ["bench", "sandbox"], ["bench", "inspect"],
             ["bench", "memory"], ["throughput"], ["efficiency"], ["efficiency", "tokens"], ["efficiency", "storage"]]
 
 

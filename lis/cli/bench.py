@@ -48,6 +48,39 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     typer.echo(text)
 
 
+@app.command("inspect")
+def inspect_(backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
+             samples: int = typer.Option(5, "--samples", min=1, max=1000, help="Samples set up and cleaned up per provider."),
+             calls: int = typer.Option(100, "--calls", min=1, max=100000, help="exec calls timed per provider."),
+             docker: bool = typer.Option(True, "--docker/--no-docker",
+                                         help="Also Inspect's docker sandbox (where `docker compose` v2 answers)."),
+             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here.")) -> None:
+    """Inspect AI's view of our sandbox: sample set-up and exec latency through the `lis` provider
+    against Inspect's `local` sandbox (no isolation: the floor) and its `docker` sandbox (where
+    `docker compose` v2 exists), same calls, one run; ratios printed. Needs the inspect extra."""
+    from lis.errors import LisError
+
+    if backend is not None and backend not in ("docker", "bwrap"):
+        raise LisError(f"--backend {backend!r} is not docker or bwrap", "give --backend docker or --backend bwrap")
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        raise LisError("Inspect AI is not installed", "pip install -e '.[inspect]' (scripts/setup.sh does)") from None
+    from lis.bench.inspect_sandbox import bench_inspect
+    from lis.sandbox import registry
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    with console.status("benchmarking") as status:
+        res = bench_inspect(backend, samples=samples, calls=calls, docker=docker,
+                            progress=lambda s: status.update(f"benchmarking: {s}"))
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)
+
+
 @app.command("rollout")
 def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
             tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",

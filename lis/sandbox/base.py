@@ -60,6 +60,7 @@ class Limits:
     testbed_mb: int = QUOTA_DEFAULTS["testbed_mb"]  # quota of /testbed (documents, the agent's files, answer.txt)
     tmp_mb: int = QUOTA_DEFAULTS["tmp_mb"]          # quota of /tmp
     home_mb: int = QUOTA_DEFAULTS["home_mb"]        # quota of the user's home (pip --user installs land here)
+    var_tmp_mb: int = QUOTA_DEFAULTS["var_tmp_mb"]  # quota of /var/tmp (Inspect's tools unpack their helper binary there)
     reserve_mb: int = QUOTA_DEFAULTS["reserve_mb"]  # memory kept for processes beyond the quotas
     max_output_bytes: int = 16 << 20  # bytes read from one command; past it the command is stopped
     nofile: int = 4096
@@ -107,6 +108,20 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass
+class RunResult:
+    """What :meth:`Sandbox.run` (one fresh process) gives back: raw bytes, each stream at most
+    ``max_output`` + 1 bytes (one more than allowed: ``output_limited`` says it was cut)."""
+
+    exit_code: int | None          # 128+n after a death by signal n; None when it never ended
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    output_limited: bool = False
+    missing: bool = False          # no such program (exit 127)
+    duration_s: float = 0.0
 
 
 class _Channel(ABC):
@@ -311,6 +326,30 @@ class Sandbox(ABC):
                           shell_restarted=h["shell_restarted"], reason=h["reason"], duration_s=h["duration_s"],
                           stdout_dropped=h.get("stdout_dropped", 0), stderr_dropped=h.get("stderr_dropped", 0),
                           reclaimed=h.get("reclaimed", 0), reclaim_note=h.get("reclaim_note"))
+
+    def run(self, argv: list[str], stdin: bytes | None = None, cwd: str | None = None,
+            env: dict[str, str] | None = None, timeout: float | None = None,
+            max_output: int | None = None) -> RunResult:
+        """Run ``argv`` as a fresh process, independent of the persistent shell (no state shared with
+        it): ``stdin`` bytes (None: /dev/null), ``cwd`` (relative: to the working directory),
+        ``env`` over the sandbox's environment, ``timeout`` seconds (None: none; on expiry every
+        process of its session is killed and ``timed_out`` set), at most ``max_output`` bytes per
+        stream (default ``limits.max_output_bytes``; past it the process is killed and
+        ``output_limited`` set). A missing program is exit 127 (``missing``); a file that is not
+        executable raises PermissionError. Requests are served one at a time (see the class)."""
+        cap = int(max_output if max_output is not None else self.config.limits.max_output_bytes)
+        header = {"op": "run", "argv": [str(a) for a in argv], "cwd": cwd, "env": env or {},
+                  "timeout": timeout, "max_output": cap, "stdin": stdin is not None}
+        payloads = (bytes(stdin),) if stdin is not None else ()
+        wait = (float(timeout) if timeout is not None else self.config.lifetime_s) + PROTOCOL_MARGIN_S
+        h, data = self._request(header, *payloads, timeout=wait + len(stdin or b"") / 20e6)
+        if not h.get("ok"):
+            self._raise_os_error(h, str(argv[0]) if argv else "")
+        if len(data) != 2:
+            self._fail(f"run answered with {len(data)} payload(s), not stdout and stderr")
+        return RunResult(exit_code=h.get("exit_code"), stdout=data[0], stderr=data[1],
+                         timed_out=bool(h.get("timed_out")), output_limited=bool(h.get("output_limited")),
+                         missing=bool(h.get("missing")), duration_s=float(h.get("duration_s") or 0.0))
 
     @staticmethod
     def _raise_os_error(h: dict, path: str):

@@ -1,6 +1,6 @@
 """Bubblewrap backend, for machines without Docker (many GPU clusters): the same root filesystem
-the offline image is built from, read-only, with size-capped tmpfs for /testbed, /tmp and the
-home folder, in its own user, PID, mount, IPC, UTS and (policy ``none``) network namespaces, as
+the offline image is built from, read-only, with size-capped tmpfs for /testbed, /tmp, /var/tmp and
+the home folder, in its own user, PID, mount, IPC, UTS and (policy ``none``) network namespaces, as
 the non-root sandbox user, with ``sandboxd`` as PID 1 (``--as-pid-1``) over stdin/stdout pipes.
 
 Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup
@@ -103,7 +103,7 @@ class BwrapSandbox(Sandbox):
                                "or use Docker (sandbox.backend; teacher/grpo.sandbox_backend docker or auto)")
         argv = [bwrap_available() or "bwrap", "--ro-bind", str(root), "/", "--dev", "/dev", "--proc", "/proc"]
         for path, mb, mode in ((c.workdir, lim.testbed_mb, "0755"), ("/tmp", lim.tmp_mb, "1777"),
-                               (c.home, lim.home_mb, "0755")):
+                               ("/var/tmp", lim.var_tmp_mb, "1777"), (c.home, lim.home_mb, "0755")):
             argv += ["--perms", mode, "--size", str(mb << 20), "--tmpfs", path]
         argv += ["--unshare-all", "--uid", str(c.uid), "--gid", str(c.uid), "--hostname", "sandbox",
                  "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", c.workdir,

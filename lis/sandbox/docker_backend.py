@@ -1,7 +1,7 @@
 """Docker backend: one container per sandbox, ``sandboxd`` as its PID 1 over the attach socket.
 
 The container is hardened: non-root user, no capabilities, no new privileges, read-only root
-filesystem, size-capped tmpfs for /testbed, /tmp and the home folder (the disk quota: tmpfs
+filesystem, size-capped tmpfs for /testbed, /tmp, /var/tmp and the home folder (the disk quota: tmpfs
 pages count against the memory limit too), memory without swap, CPU and pids limits, network
 ``none`` unless params say ``bridge``, never the Docker socket, and Docker's log driver ``none``
 (what a sandbox prints reaches us over the attach socket; Docker keeps none of it). It is labelled
@@ -106,6 +106,7 @@ class DockerSandbox(Sandbox):
                 network_mode=c.network, read_only=True,
                 tmpfs={c.workdir: f"size={lim.testbed_mb}m,{tmpfs_opts},mode=0755",
                        "/tmp": f"size={lim.tmp_mb}m,mode=1777",
+                       "/var/tmp": f"size={lim.var_tmp_mb}m,mode=1777",
                        c.home: f"size={lim.home_mb}m,{tmpfs_opts},mode=0755"},
                 mem_limit=f"{lim.memory_mb}m", memswap_limit=f"{lim.memory_mb}m",
                 nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.pids,

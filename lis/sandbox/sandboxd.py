@@ -9,7 +9,8 @@ when it dies, reclaims the sandbox when its process limit is exhausted (see ``Sh
 serves file operations.
 
 Protocol on stdin/stdout, one request at a time: a JSON header line, then the payload bytes
-whose lengths the header lists in ``sizes``. Responses have the same shape. Ops: ``exec``,
+whose lengths the header lists in ``sizes``. Responses have the same shape. Ops: ``exec`` (in
+the persistent shell), ``run`` (a fresh process for one argv, with stdin, cwd, env: ``Runner``),
 ``write``, ``read``, ``put_tar``, ``walk``, ``read_range``, ``restart``, ``ping``. Copy-out is
 ``walk`` (the entries of a folder) then ``read_range`` chunk by chunk: neither side ever holds a
 whole file or archive in memory (which, inside the sandbox, counts against its memory limit).
@@ -22,6 +23,7 @@ cgroup is visible (Docker) an OOM kill during a command is counted and the resul
 import io
 import json
 import os
+import resource
 import secrets
 import select
 import signal
@@ -512,11 +514,151 @@ def op_read_range(h, _):
     return {"ok": True, "bytes": len(data)}, (data,)
 
 
+def _own_limit(name):
+    try:
+        return resource.getrlimit(getattr(resource, name))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _wait(proc, timeout):
+    """The exit status of ``proc`` within ``timeout`` seconds, or None."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+class Runner:
+    """``run``: one fresh process per request, independent of the agent's shell (Inspect's
+    ``exec(argv)``). The program is found through ``PATH`` of the environment it gets; it starts in
+    its own session, with the shell's resource limits and ``oom_score_adj``; stdin is the request's
+    payload (or /dev/null); on timeout or past ``max_output`` bytes of one stream every process of
+    its session is killed. The answer: ``exit_code`` (128+n for a death by signal n), ``timed_out``,
+    ``output_limited``, ``missing`` (no such program: exit 127, as a shell says), ``errno`` 13 when
+    the file is not executable (the host raises PermissionError)."""
+
+    def __init__(self, workdir, env, preexec, rlimits):
+        self.workdir, self.env = workdir, env
+        # Python runs a preexec_fn in a forked child (~1.5 ms a call); where our own limits already are
+        # the command's (inherited), the child is spawned without one and only its oom_score_adj is set
+        self.preexec = None if all(_own_limit(name) == (v, v) for name, v in rlimits.items()) else preexec
+
+    def run(self, h, stdin):
+        argv = [str(a) for a in h["argv"]]
+        cwd = h.get("cwd") or self.workdir
+        if not os.path.isabs(cwd):
+            cwd = os.path.join(self.workdir, cwd)
+        env = {**self.env, **{str(k): str(v) for k, v in (h.get("env") or {}).items()}}
+        timeout = h.get("timeout")
+        max_output = int(h.get("max_output") or (10 << 20))
+        t0 = time.monotonic()
+        if not os.path.isdir(cwd):
+            return {"ok": True, "exit_code": 1, "timed_out": False, "output_limited": False,
+                    "duration_s": 0.0}, (b"", f"cannot change to directory {cwd}: No such directory\n".encode())
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                    start_new_session=True, preexec_fn=self.preexec, bufsize=0)
+        except FileNotFoundError:
+            return {"ok": True, "exit_code": 127, "missing": True, "timed_out": False, "output_limited": False,
+                    "duration_s": time.monotonic() - t0}, (b"", f"{argv[0]}: command not found\n".encode())
+        except PermissionError as e:
+            return {"ok": False, "errno": 13, "error": f"PermissionError: {e}"}, ()
+        except OSError as e:  # ENOEXEC (not a program), E2BIG (arguments too long), ...
+            return {"ok": False, "errno": e.errno, "error": f"{type(e).__name__}: {e}"}, ()
+        if self.preexec is None:
+            try:  # out of memory, the kernel kills commands before sandboxd (as Shell._preexec does)
+                with open(f"/proc/{proc.pid}/oom_score_adj", "w") as f:
+                    f.write("1000")
+            except OSError:
+                pass
+        out, err = bytearray(), bytearray()
+        streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+        for fd in streams:
+            os.set_blocking(fd, False)
+        pending = memoryview(stdin) if stdin is not None else None
+        win = proc.stdin.fileno() if stdin is not None else None
+        if win is not None:
+            os.set_blocking(win, False)
+            if not pending:
+                proc.stdin.close()
+                win = None
+        deadline = None if timeout is None else t0 + float(timeout)
+        timed_out = limited = False
+        exited_at = None
+        try:  # readable when the process ends: no polling for its exit
+            pidfd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        try:
+            while True:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    timed_out = True
+                    break
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and (not streams or now - exited_at > 0.05):
+                    break  # a background process holding the pipes past 50 ms: its output is not ours to wait for
+                wait = 0.05 if exited_at is not None else 0.1 if pidfd is not None or streams else 0.005
+                if deadline is not None:
+                    wait = max(0.0, min(deadline - now, wait))
+                rlist = list(streams) + ([pidfd] if pidfd is not None and exited_at is None else [])
+                try:
+                    r, w, _ = select.select(rlist, [win] if win is not None else [], [], wait)
+                except InterruptedError:
+                    continue
+                if w:
+                    try:
+                        n = os.write(win, pending[:1 << 16])
+                        pending = pending[n:]
+                    except BlockingIOError:
+                        pass
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        proc.stdin.close()
+                        win = None
+                for fd in r:
+                    if fd == pidfd:
+                        continue  # the next round's poll() collects the exit status
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        del streams[fd]
+                        continue
+                    streams[fd] += chunk
+                if len(out) > max_output or len(err) > max_output:
+                    limited = True
+                    break
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+        if timed_out or limited:
+            sid = proc.pid
+            _kill_until_gone(lambda pid, st: st[2] == sid)
+        code = proc.returncode if proc.returncode is not None else _wait(proc, 5)
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        if code is not None and code < 0:
+            code = 128 - code  # killed by signal n: exit 128+n, as a shell reports it
+        return {"ok": True, "exit_code": code, "timed_out": timed_out, "output_limited": limited,
+                "duration_s": time.monotonic() - t0}, (bytes(out[:max_output + 1]), bytes(err[:max_output + 1]))
+
+
 SHELL = None
+RUNNER = None
 
 
 def main():
-    global SHELL
+    global SHELL, RUNNER
     _non_dumpable()
     # A signal mask and ignored signals are inherited through fork and exec: a bubblewrap sandbox
     # started by a host that blocks or ignores SIGINT (a command started with `&` by a script ignores
@@ -533,6 +675,14 @@ def main():
     lifetime = float(cfg.get("lifetime_s", 86400))
     memory_mb = cfg.get("memory_mb")
     SHELL = Shell(cfg.get("workdir", "/testbed"), env, cfg.get("rlimits", {}), cfg.get("pids"))
+    rlimits = cfg.get("rlimits", {})
+    for name in ("RLIMIT_NOFILE", "RLIMIT_CORE"):  # ours too (harmless): Runner then spawns without a preexec_fn
+        if name in rlimits:
+            try:
+                resource.setrlimit(getattr(resource, name), (rlimits[name], rlimits[name]))
+            except (ValueError, OSError):
+                pass
+    RUNNER = Runner(cfg.get("workdir", "/testbed"), env, SHELL._preexec, rlimits)
     chan.send({"ok": True, "op": "hello", "pid": os.getpid(), "uid": os.getuid(), "shell_pid": SHELL.proc.pid,
                "python": sys.version.split()[0], "id": hello.get("id")})
     ends = time.monotonic() + lifetime
@@ -555,6 +705,8 @@ def main():
                     resp["oom_killed"] = after - before
                     resp["reclaim_note"] = "\n".join(filter(None, (resp.get("reclaim_note"),
                                                                      oom_note(after - before, memory_mb))))
+            elif op == "run":
+                resp, data = RUNNER.run(h, payloads[0] if h.get("stdin") else None)
             elif op == "write":
                 resp, data = op_write(h, payloads[0] if payloads else b"")
             elif op == "read":

@@ -3,8 +3,8 @@ the sandbox's defaults follow (lis.sandbox.base.Limits), kept here so that readi
 import the sandbox package (every stage reads params; only some run sandboxes)."""
 from __future__ import annotations
 
-QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "reserve_mb")
-DEFAULTS = {"memory_mb": 2048, "testbed_mb": 768, "tmp_mb": 256, "home_mb": 512, "reserve_mb": 512}
+QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
+DEFAULTS = {"memory_mb": 2048, "testbed_mb": 768, "tmp_mb": 256, "home_mb": 512, "var_tmp_mb": 64, "reserve_mb": 448}
 
 
 def quota_problem(limits: dict) -> str | None:

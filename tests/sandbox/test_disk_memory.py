@@ -15,7 +15,7 @@ from lis.errors import ParamsError
 from lis.params import load
 from tests.conftest import ROOT, run
 
-QUOTAS = ("testbed_mb", "tmp_mb", "home_mb", "reserve_mb")
+QUOTAS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
 
 
 @pytest.fixture
