@@ -14,7 +14,7 @@ from inspect_ai.util._sandbox.limits import override_max_exec_output_size
 from lis.errors import LisError
 from lis.inspect.config import LisSandboxConfig, parse_config
 from lis.inspect.provider import LisSandboxEnvironment
-from tests.inspect.conftest import BACKENDS, inspect_containers
+from tests.inspect_provider.conftest import BACKENDS, inspect_containers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 TASK = "lis-provider-test"

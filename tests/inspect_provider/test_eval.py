@@ -1,4 +1,4 @@
-"""A real ``inspect eval``, offline, on both backends: tests/inspect/offline_task.py (3 samples from
+"""A real ``inspect eval``, offline, on both backends: tests/inspect_provider/offline_task.py (3 samples from
 data/samples, Inspect's bash() and python() tools, mockllm/model scripted to call them) with
 ``--sandbox lis:<backend>``. The log holds what only a lis sandbox produces, and no container of
 the provider is left afterwards."""
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.conftest import run
-from tests.inspect.conftest import BACKENDS, inspect_containers
+from tests.inspect_provider.conftest import BACKENDS, inspect_containers
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ def test_inspect_eval_runs_in_lis_sandboxes(backend, tmp_path):
     if backend == "docker":
         (tmp_path / "lis.yaml").write_text("backend: docker\nwarm: 2\n")
         spec = f"lis:{tmp_path / 'lis.yaml'}"
-    r = run(["inspect", "eval", "tests/inspect/offline_task.py", "--sandbox", spec, "--log-dir", str(logs),
+    r = run(["inspect", "eval", "tests/inspect_provider/offline_task.py", "--sandbox", spec, "--log-dir", str(logs),
              "--log-format", "json", "--display", "plain", "--no-score-display"], timeout=600)
     (log,) = logs.glob("*.json")
     d = json.loads(log.read_text())

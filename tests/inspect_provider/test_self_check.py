@@ -12,7 +12,7 @@ from inspect_ai.util._sandbox.self_check import *  # noqa: F403 - the checks, co
 
 from lis.inspect.config import LisSandboxConfig
 from lis.inspect.provider import LisSandboxEnvironment
-from tests.inspect.conftest import BACKENDS
+from tests.inspect_provider.conftest import BACKENDS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 TASK = "lis-self-check"

@@ -1,6 +1,6 @@
-"""A small Inspect task run end to end, offline, in ``lis`` sandboxes (tests/inspect/test_eval.py):
+"""A small Inspect task run end to end, offline, in ``lis`` sandboxes (tests/inspect_provider/test_eval.py):
 
-    inspect eval tests/inspect/offline_task.py --sandbox lis:docker --log-dir LOGS   # or lis:bwrap
+    inspect eval tests/inspect_provider/offline_task.py --sandbox lis:docker --log-dir LOGS   # or lis:bwrap
 
 Three AIME 2025 problems from data/samples, Inspect's own ``bash()`` and ``python()`` tools, and
 ``mockllm/model`` scripted to call them for real: bash reports who runs it and counts the words of

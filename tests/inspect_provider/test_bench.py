@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import run
-from tests.inspect.conftest import inspect_containers
+from tests.inspect_provider.conftest import inspect_containers
 
 pytestmark = [pytest.mark.docker]
 
