@@ -76,7 +76,21 @@ def _install_wheels(spec: ImageSpec, rootfs: Path, pyver: str, deadline: float) 
 
 
 def build_rootfs(spec: ImageSpec, dest: Path, deadline: float) -> Path:
-    """Bootstrap the sandbox root filesystem into ``dest`` (replaced atomically on success)."""
+    """Bootstrap the sandbox root filesystem into ``dest`` (replaced atomically on success). One
+    process at a time per folder (a lock beside it): two debootstraps into one partial folder break
+    each other ("file already exists"); one that waited finds the folder built and keeps it."""
+    from filelock import FileLock
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    had = (dest / "usr/bin/python3").exists()
+    with FileLock(str(dest.parent / f".{dest.name}.lock")):
+        if not had and (dest / "usr/bin/python3").exists():
+            log.info("root filesystem %s was built by another process meanwhile", dest)
+            return dest
+        return _build_rootfs(spec, dest, deadline)
+
+
+def _build_rootfs(spec: ImageSpec, dest: Path, deadline: float) -> Path:
     check_can_bootstrap()
     section = spec.section
     mirror = host_mirror(section["suite"]) if section["mirror"] == "auto" else section["mirror"]
