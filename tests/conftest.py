@@ -96,6 +96,15 @@ def small_matrix(repo: Path, external: Path | None = None) -> None:
 
 
 @pytest.fixture
+def proj(tmp_path) -> Path:
+    """A project folder with the repository's params, overlays and schema (for params tests)."""
+    shutil.copy2(ROOT / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(ROOT / "workflow/params", tmp_path / "workflow/params")
+    shutil.copytree(ROOT / "workflow/schemas", tmp_path / "workflow/schemas")
+    return tmp_path
+
+
+@pytest.fixture
 def repo_copy(tmp_path) -> Path:
     return copy_repo(tmp_path / "repo")
 

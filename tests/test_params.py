@@ -1,7 +1,6 @@
 """params.yaml + profile overlays + schema: merging, and one-line errors that name the key."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,15 +9,6 @@ import yaml
 from lis.errors import ParamsError
 from lis.params import available_profiles, deep_merge, load
 from tests.conftest import ROOT, run
-
-
-@pytest.fixture
-def proj(tmp_path) -> Path:
-    """A project folder with the repository's params, overlays and schema."""
-    shutil.copy2(ROOT / "params.yaml", tmp_path / "params.yaml")
-    shutil.copytree(ROOT / "workflow/params", tmp_path / "workflow/params")
-    shutil.copytree(ROOT / "workflow/schemas", tmp_path / "workflow/schemas")
-    return tmp_path
 
 
 def edit(path: Path, fn) -> None:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from lis.agent.trajectory import Trajectory
+from lis.util.text import tolerant
 from lis.errors import LisError
 
 log = logging.getLogger(__name__)
@@ -139,12 +140,8 @@ class Journal:
     def _append(self, path: Path, record: dict[str, Any]) -> None:
         """Append ``record`` as one line: one write of the whole line, fsynced. A write that fails
         part-way (disk full) is cut back before the error is raised: no half record stays behind."""
-        text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates (text is made safe upstream; never crash here):
-            # a valid pair written as two code points is joined, a lone one becomes U+FFFD
-            data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        # lone surrogates (text is made safe upstream; never crash here) become U+FFFD
+        data = tolerant(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         with self._mu:
             self._check(path)
             path.parent.mkdir(parents=True, exist_ok=True)

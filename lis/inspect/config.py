@@ -107,7 +107,7 @@ def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None 
     image = params.section("image")
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}
     section["limits"] = limits
-    from lis.sandbox.base import quota_problem
+    from lis.util.quota import quota_problem
 
     problem = quota_problem(limits)
     if problem:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from lis.errors import LisError
 from lis.util.quota import DEFAULTS as QUOTA_DEFAULTS
-from lis.util.quota import QUOTA_KEYS, quota_problem  # noqa: F401 - re-exported
+from lis.util.text import safe_text
 
 log = logging.getLogger(__name__)
 
@@ -308,8 +308,6 @@ class Sandbox(ABC):
         (``reclaimed``, ``reclaim_note``) rather than leave the agent unable to start anything.
         """
         timeout = float(timeout if timeout is not None else self.config.command_timeout_s)
-        from lis.util.text import safe_text
-
         command = safe_text(command)[0]  # lone surrogates cannot reach a shell: U+FFFD instead
         h, payloads = self._request({"op": "exec", "cmd": command, "timeout": timeout,
                                      "max_output": self.config.limits.max_output_bytes},

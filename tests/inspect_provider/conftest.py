@@ -2,9 +2,25 @@
 provider (lis/inspect). Needs the ``inspect`` extra (installed by `make test`'s set-up)."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 BACKENDS = ["docker", "bwrap"]
+
+
+@contextlib.asynccontextmanager
+async def sample_sandbox(task: str, backend: str):
+    """One sample's sandbox through the provider's own life cycle (sample_init ... sample_cleanup)."""
+    from lis.inspect.config import LisSandboxConfig
+    from lis.inspect.provider import LisSandboxEnvironment
+
+    cfg = LisSandboxConfig(backend=backend)
+    envs = await LisSandboxEnvironment.sample_init(task, cfg, {})
+    try:
+        yield envs["default"]
+    finally:
+        await LisSandboxEnvironment.sample_cleanup(task, cfg, envs, False)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from inspect_ai.util._sandbox.limits import override_max_exec_output_size
 from lis.errors import LisError
 from lis.inspect.config import LisSandboxConfig, parse_config
 from lis.inspect.provider import LisSandboxEnvironment
-from tests.inspect_provider.conftest import BACKENDS, inspect_containers
+from tests.inspect_provider.conftest import BACKENDS, inspect_containers, sample_sandbox
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 TASK = "lis-provider-test"
@@ -22,12 +22,8 @@ TASK = "lis-provider-test"
 
 @pytest.fixture(params=BACKENDS)
 async def env(request):
-    cfg = LisSandboxConfig(backend=request.param)
-    envs = await LisSandboxEnvironment.sample_init(TASK, cfg, {})
-    try:
-        yield envs["default"]
-    finally:
-        await LisSandboxEnvironment.sample_cleanup(TASK, cfg, envs, False)
+    async with sample_sandbox(TASK, request.param) as sandbox:
+        yield sandbox
 
 
 async def test_exec_is_a_fresh_process_not_the_agents_shell(env):

@@ -10,9 +10,7 @@ import pytest
 from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from inspect_ai.util._sandbox.self_check import *  # noqa: F403 - the checks, collected here
 
-from lis.inspect.config import LisSandboxConfig
-from lis.inspect.provider import LisSandboxEnvironment
-from tests.inspect_provider.conftest import BACKENDS
+from tests.inspect_provider.conftest import BACKENDS, sample_sandbox
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 TASK = "lis-self-check"
@@ -25,9 +23,5 @@ async def sandbox_env(request):
     if request.node.originalname in ONE_USER:
         request.node.add_marker(pytest.mark.xfail(strict=True, raises=SandboxUserUnsupportedError,
                                                   reason="one non-root sandbox user by design"))
-    cfg = LisSandboxConfig(backend=request.param)
-    envs = await LisSandboxEnvironment.sample_init(TASK, cfg, {})
-    try:
-        yield envs["default"]
-    finally:
-        await LisSandboxEnvironment.sample_cleanup(TASK, cfg, envs, False)
+    async with sample_sandbox(TASK, request.param) as sandbox:
+        yield sandbox

@@ -12,6 +12,7 @@ from lis.agent.tools.schemas import TOOLS
 from lis.models import ChatResult, ContextLengthError, ModelError, OpenAIChatModel, Sampling, Usage
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.models.server import ChatServer
+from tests.canned_http import canned_http
 
 USER = [{"role": "user", "content": "List the documents."}]
 VLLM_CONTEXT_ERROR = {"object": "error", "type": "BadRequestError", "code": 400, "message": (
@@ -223,28 +224,7 @@ def test_unknown_model_404_points_at_the_model_name():
 
 def test_a_server_that_is_not_openai_compatible(unused_port):
     """A real HTTP server answering 200 with a web page (say, base_url missing /v1 behind a proxy)."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Page(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            data = b"<html>welcome</html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", unused_port), Page)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with canned_http(unused_port, b"<html>welcome</html>", "text/html") as url:
         with pytest.raises(ModelError) as err:
-            OpenAIChatModel("web", base_url=f"http://127.0.0.1:{unused_port}", max_retries=0).chat(USER)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+            OpenAIChatModel("web", base_url=url, max_retries=0).chat(USER)
     assert "\n" not in err.value.one_line() and "models.web.base_url" in err.value.hint

@@ -5,14 +5,13 @@ client of OpenAI-compatible servers survives both; `lis run` finishes and writes
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from lis.models.openai_compat import OpenAIChatModel
-from lis.models.scripted import ScriptedModel, assistant, tool_call
+from lis.models.scripted import ScriptedModel, tool_call
 from lis.models.server import ChatServer
+from tests.canned_http import canned_http
 from tests.conftest import run
 from tests.surrogates import FFFD, S, SANDBOX_INVALID, sandbox_replies
 
@@ -55,25 +54,8 @@ def test_bytes_that_are_not_utf8_are_replaced_and_counted(unused_port):
             b'{"role":"assistant","content":"bad \xff byte"},"finish_reason":"stop"}],'
             b'"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}')
 
-    class Bad(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", unused_port), Bad)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        res = OpenAIChatModel("m", base_url=f"http://127.0.0.1:{unused_port}/v1", max_retries=0).chat(USER)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with canned_http(unused_port, body) as url:
+        res = OpenAIChatModel("m", base_url=f"{url}/v1", max_retries=0).chat(USER)
     assert res.message["content"] == f"bad {FFFD} byte" and res.invalid_text == 1
 
 

@@ -5,7 +5,6 @@ Docker keeps no log of what a sandbox prints."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,6 @@ from lis.params import load
 from tests.conftest import ROOT, run
 
 QUOTAS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
-
-
-@pytest.fixture
-def proj(tmp_path) -> Path:
-    shutil.copy2(ROOT / "params.yaml", tmp_path / "params.yaml")
-    shutil.copytree(ROOT / "workflow/params", tmp_path / "workflow/params")
-    shutil.copytree(ROOT / "workflow/schemas", tmp_path / "workflow/schemas")
-    return tmp_path
 
 
 def _set_limits(proj: Path, **limits) -> None:
