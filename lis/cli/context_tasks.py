@@ -35,7 +35,7 @@ def context_tasks(out: Path = Out, profile: Optional[str] = Profile, params_file
     or a local JSONL) or paper (the authors' constructed set on the hub). An unreachable hub ends
     in a one-line error; a bad knob names its key.
     """
-    from lis.data import build_splits, qa_mix, settings_from, variants
+    from lis.context_tasks import build_splits, qa_mix, settings_from, variants
     from lis.manifest import stage_manifest, write_json
     from lis.tasks import sha256_file, write_tasks
     from lis.util.hashing import hash_obj

@@ -81,7 +81,7 @@ def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Pat
 
 def _held_out(domain: str, context: Optional[tuple]) -> tuple[list, dict]:
     """The held-out context tasks (source generated) and the manifest facts about them."""
-    from lis.data import build_splits, qa_mix, settings_from
+    from lis.context_tasks import build_splits, qa_mix, settings_from
     from lis.errors import LisError
 
     if domain != "instruct_pretrain":

@@ -3,14 +3,14 @@
 # Every trained model lands in data/models/<name>; external models get a card there instead, so
 # that evaluation depends on data/models/<model> whoever made it.
 TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/sandbox", "lis/tasks",
-              "lis/train", "lis/data"]
+              "lis/train", "lis/context_tasks"]
 EXTERNAL = JOBS["external"]
 
 
 rule context_tasks:
     input:
         files_under(P.section("tasks")["samples_dir"]),
-        code(*CORE, "lis/data", "lis/tasks", "lis/cli/context_tasks.py"),
+        code(*CORE, "lis/context_tasks", "lis/tasks", "lis/cli/context_tasks.py"),
     output:
         "data/train/context/files.jsonl",
         "data/train/context/prompt.jsonl",

@@ -32,7 +32,7 @@ INFRA = ("model_error", "sandbox_error", "error")
 def task_mode(task: Task, mode: str) -> str:
     """The episode mode of ``task`` under a run's mode: sandbox RL runs each task as its variant
     says (the prompt variant puts the documents in the prompt: ``sandbox_inline``); vanilla is vanilla."""
-    from lis.data import episode_mode
+    from lis.context_tasks import episode_mode
 
     return episode_mode(task) if mode == "sandbox" else mode
 

@@ -1,4 +1,4 @@
-"""The scripted teacher's tool calls for the RL context tasks (lis.data.context): solved episodes.
+"""The scripted teacher's tool calls for the RL context tasks (lis.context_tasks): solved episodes.
 
 Unlike the benchmark plans (:mod:`lis.train.teacher.plans`, the form of an episode with random
 answers), these plans answer correctly: the teacher knows the ground truth and the facts the

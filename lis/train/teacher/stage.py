@@ -32,7 +32,7 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
         chosen = [context_tasks[i % len(context_tasks)] for i in rng.sample(range(len(context_tasks)),
                                                                             min(len(context_tasks),
                                                                                 int(sec["context_episodes"])))]
-        from lis.data import episode_mode
+        from lis.context_tasks import episode_mode
 
         items += [scripted_item(t, episode_mode(t), rng, "context", planner=context_plan) for t in chosen]
     n_vanilla = int(sec.get("vanilla_context_episodes") or 0)

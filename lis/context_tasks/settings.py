@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lis.errors import LisError
-from lis.data.context.records import KINDS
+from lis.context_tasks.records import KINDS
 
 SOURCES = ("generated", "seed", "paper")
 POSITIONS = ("start", "middle", "end", "random")
@@ -104,7 +104,7 @@ def _int(value: Any, key: str, low: int = 0, allow_none: bool = False) -> int | 
 
 
 def _entity_kinds(value: Any) -> tuple[str, ...] | None:
-    from lis.data.context.entities import KINDS as ENTITY_KINDS
+    from lis.context_tasks.entities import KINDS as ENTITY_KINDS
 
     if value is None:
         return None

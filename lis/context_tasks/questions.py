@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 
-from lis.data.context.entities import Attr, Entity, Kind, draw_value, place_name
-from lis.data.context.records import FREE, LETTERS, MULTIPLE, QA, SINGLE
+from lis.context_tasks.entities import Attr, Entity, Kind, draw_value, place_name
+from lis.context_tasks.records import FREE, LETTERS, MULTIPLE, QA, SINGLE
 
 N_OPTIONS = 4
 MULTI_QUESTION = "Which of the following statements are supported by the documents? More than one option may be correct."

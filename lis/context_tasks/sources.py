@@ -1,11 +1,11 @@
 """Where context tasks come from, and their two splits (``tasks.context.source``).
 
-``generated``  the offline generator (:mod:`lis.data.context.generate`): the embedded default;
+``generated``  the offline generator (:mod:`lis.context_tasks.generate`): the embedded default;
 ``seed``       the raw Instruction Pre-Training seed rows, constructed here
-               (:mod:`lis.data.context.seed_collection`, then :mod:`lis.data.context.construct`);
+               (:mod:`lis.context_tasks.seed_collection`, then :mod:`lis.context_tasks.construct`);
 ``paper``      the authors' constructed set, ``daixuancheng/llm-in-sandbox-rl`` config
                ``instruct_pretrain`` at ``paper_revision``, read through ``lis.tasks.load_hub``
-               (split by shared documents, :func:`lis.data.context.splits.split_tasks`).
+               (split by shared documents, :func:`lis.context_tasks.splits.split_tasks`).
 
 :func:`build_splits` gives the train and held-out tasks of the ``files`` variant;
 ``lis context-tasks`` writes the train split's variants, ``lis tasks --domain instruct_pretrain``
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lis.data.context.construct import construct_tasks
-from lis.data.context.settings import ContextSettings
-from lis.data.context.splits import split_contexts, split_tasks
+from lis.context_tasks.construct import construct_tasks
+from lis.context_tasks.settings import ContextSettings
+from lis.context_tasks.splits import split_contexts, split_tasks
 from lis.tasks.schema import Task
 
 
@@ -34,10 +34,10 @@ class Splits:
 
 def _contexts(s: ContextSettings, root: Path):
     if s.source == "generated":
-        from lis.data.context.generate import generate_contexts
+        from lis.context_tasks.generate import generate_contexts
 
-        return generate_contexts(s), {"generator": "lis.data.context.generate"}
-    from lis.data.context.seed_collection import load_seed_contexts
+        return generate_contexts(s), {"generator": "lis.context_tasks.generate"}
+    from lis.context_tasks.seed_collection import load_seed_contexts
 
     sc = s.seed_collection
     return load_seed_contexts(sc, root, s.seed), {"seed_collection": {"dataset": None if sc.path else sc.dataset,

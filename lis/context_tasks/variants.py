@@ -5,7 +5,7 @@
 ``prompt``  the same tasks with the documents in the prompt instead: ``meta["mode"]`` is
             ``sandbox_inline``, the prompt mode that shows ``input_files`` inline (``BEGIN
             DOCUMENT i:`` blocks, :mod:`lis.prompts.documents`) and places no file;
-``math``    generated math problems, no documents (:mod:`lis.data.context.math_tasks`).
+``math``    generated math problems, no documents (:mod:`lis.context_tasks.math_tasks`).
 
 :func:`episode_mode` is the prompt mode a training episode of a task runs in.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from lis.data.context.math_tasks import math_tasks
+from lis.context_tasks.math_tasks import math_tasks
 from lis.tasks.schema import Task
 
 VARIANTS = ("files", "prompt", "math")

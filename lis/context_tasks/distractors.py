@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 
-from lis.data.context.records import QA, Document
+from lis.context_tasks.records import QA, Document
 
 _TRIVIAL = {"yes", "no", "true", "false", "none"}
 

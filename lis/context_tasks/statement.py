@@ -9,7 +9,7 @@ exact wording of that block is not public; ours is in :data:`EXAMPLES_INTRO` and
 """
 from __future__ import annotations
 
-from lis.data.context.records import LETTERS, QA
+from lis.context_tasks.records import LETTERS, QA
 
 EXAMPLES_INTRO = "Here are earlier questions about the same documents, with their answers:"
 ASK = "Now answer the following question."

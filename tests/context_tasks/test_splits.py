@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lis.data import build_splits, context_groups, settings_from, split_tasks
+from lis.context_tasks import build_splits, context_groups, settings_from, split_tasks
 from lis.errors import LisError
 from lis.tasks.hub import paper_tasks
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from lis.data.context.records import Context
+from lis.context_tasks.records import Context
 from lis.errors import LisError
 from lis.tasks.schema import Task
 

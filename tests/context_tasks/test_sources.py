@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lis.data import FREE, MULTIPLE, SINGLE, SeedCollection, load_seed_contexts, parse_qa, parse_row
+from lis.context_tasks import FREE, MULTIPLE, SINGLE, SeedCollection, load_seed_contexts, parse_qa, parse_row
 from lis.errors import LisError
 from tests.conftest import ROOT, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ROWS = "tests/data/fixtures/seed_rows.jsonl"
+ROWS = "tests/context_tasks/fixtures/seed_rows.jsonl"
 
 
 def rows():
@@ -62,7 +62,7 @@ def test_a_row_with_a_broken_qa_list_is_skipped():
 
 def test_missing_rows_file_is_one_line():
     with pytest.raises(LisError, match="does not exist"):
-        load_seed_contexts(SeedCollection(path="tests/data/fixtures/none.jsonl"), ROOT)
+        load_seed_contexts(SeedCollection(path="tests/context_tasks/fixtures/none.jsonl"), ROOT)
 
 
 def project(tmp_path: Path, context: dict) -> Path:

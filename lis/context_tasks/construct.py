@@ -4,13 +4,13 @@ For each QA pair of a context, one :class:`~lis.tasks.schema.Task` of domain
 ``instruct_pretrain``:
 
 * **files** (``input_files``, placed under ``/testbed/documents`` by the prompt layout): every
-  document of the context, a long one split into parts (:mod:`lis.data.context.files`); a
+  document of the context, a long one split into parts (:mod:`lis.context_tasks.files`); a
   single-document context also gets ``distractor_files`` documents of *other* contexts of the
-  same split that do not give the answer away (:mod:`lis.data.context.distractors`). Files are
+  same split that do not give the answer away (:mod:`lis.context_tasks.distractors`). Files are
   named after their entity (``file_names: entity``) or ``doc_1.txt, doc_2.txt, ...`` in a
   shuffled order (``neutral``; always so for sources without entity names);
 * **statement**: up to ``max_examples`` earlier QA pairs of the same context with their
-  answers, then the question and its options (:mod:`lis.data.context.statement`);
+  answers, then the question and its options (:mod:`lis.context_tasks.statement`);
 * **ground truth and qa_type** as the official reward expects them: a letter, letters joined
   by ``", "``, or the free-form text; ``"multiple choice"`` or ``"free-form"``;
 * **meta**: ``context_id``, ``split``, ``variant`` ("files"), ``source``, ``question_kind``,
@@ -26,11 +26,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lis.data.context.distractors import pick_distractors
-from lis.data.context.files import file_names, locate, slug, split_text
-from lis.data.context.records import LETTERS, Context, Document
-from lis.data.context.settings import ContextSettings
-from lis.data.context.statement import problem_statement
+from lis.context_tasks.distractors import pick_distractors
+from lis.context_tasks.files import file_names, locate, slug, split_text
+from lis.context_tasks.records import LETTERS, Context, Document
+from lis.context_tasks.settings import ContextSettings
+from lis.context_tasks.statement import problem_statement
 from lis.tasks.schema import Task
 
 DOMAIN = "instruct_pretrain"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lis.data import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
+from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.rewards import score
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def test_right_answers_score_one_and_wrong_ones_less(sets, variant):
 
 
 def test_seed_tasks_are_scored_by_their_kind():
-    contexts = load_seed_contexts(SeedCollection(path="tests/data/fixtures/seed_rows.jsonl"), ROOT)
+    contexts = load_seed_contexts(SeedCollection(path="tests/context_tasks/fixtures/seed_rows.jsonl"), ROOT)
     tasks = construct_tasks(contexts, settings_from({"source": "seed"}), "train")
     assert len(tasks) == 6
     for t in tasks:

@@ -17,7 +17,7 @@ import pytest
 from lis.agent.episode import run_task
 from lis.agent.loop import AgentConfig
 from lis.agent.tools.dispatch import ToolSettings
-from lis.data import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
+from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.prompts import layout
 from lis.rewards import score
@@ -57,7 +57,7 @@ def candidates():
             yield t, "sandbox_inline"
         for t in sets["math"]:
             yield t, "sandbox"
-    seed_ctx = load_seed_contexts(SeedCollection(path="tests/data/fixtures/seed_rows.jsonl"), ROOT)
+    seed_ctx = load_seed_contexts(SeedCollection(path="tests/context_tasks/fixtures/seed_rows.jsonl"), ROOT)
     for t in construct_tasks(seed_ctx, settings_from({"source": "seed"}), "train"):
         yield t, "sandbox"
 

@@ -11,7 +11,7 @@ shards whose rows are a reading material and its comprehension tasks::
 question with a rationale ends with ``\\nLet's think step by step.`` and its answer is the
 rationale, ``\\nTherefore, the answer is ``, the final answer (the format the collection's own
 reader, LMOps ``instruction_pretrain/utils/read_compre_pt.py``, parses). Here each row becomes a
-single-document :class:`~lis.data.context.records.Context`; a question whose answer is one
+single-document :class:`~lis.context_tasks.records.Context`; a question whose answer is one
 option becomes a single choice (options shuffled, seeded), one whose answer lists two or more
 options (joined by ``, ``, ``; `` or `` and ``) a multiple choice, anything else free form with
 the final answer only (the rationale is dropped).
@@ -25,11 +25,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lis.data.context.records import FREE, LETTERS, MULTIPLE, QA, SINGLE, Context, Document
-from lis.data.context.settings import SeedCollection
+from lis.context_tasks.records import FREE, LETTERS, MULTIPLE, QA, SINGLE, Context, Document
+from lis.context_tasks.settings import SeedCollection
 from lis.errors import LisError
 
-log = logging.getLogger("lis.data.context")
+log = logging.getLogger("lis.context_tasks")
 OPTIONS = "\nOptions:\n- "
 COT_Q = "\nLet's think step by step."
 COT_A = "\nTherefore, the answer is "

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lis.data import build_splits, construct_tasks, generate_contexts, settings_from
-from lis.data.context.distractors import giveaways, leaks
-from lis.data.context.files import split_text
-from lis.data.context.statement import ASK, EXAMPLES_INTRO, problem_statement
+from lis.context_tasks import build_splits, construct_tasks, generate_contexts, settings_from
+from lis.context_tasks.distractors import giveaways, leaks
+from lis.context_tasks.files import split_text
+from lis.context_tasks.statement import ASK, EXAMPLES_INTRO, problem_statement
 from lis.errors import LisError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def test_easy_knobs_give_short_answers_in_the_file_named_after_the_entity():
 
 
 def test_entity_kinds_narrows_the_generator_and_is_recorded():
-    from lis.data.context.entities import KINDS
+    from lis.context_tasks.entities import KINDS
 
     knobs = {"contexts": 12, "held_out_contexts": 2, "documents_per_context": 1, "distractor_files": 0,
              "qa_mix": {"free_form": 1}, "compute_share": 0}
@@ -195,7 +195,7 @@ def test_bad_knobs_are_one_line_errors_naming_the_key(bad, key):
 
 
 def test_variants_render_as_their_prompts_say():
-    from lis.data import episode_mode, variants
+    from lis.context_tasks import episode_mode, variants
     from lis.prompts import layout, render_prompts
 
     s = settings_from({"contexts": 8, "held_out_contexts": 1})

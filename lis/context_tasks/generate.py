@@ -3,7 +3,7 @@
 A context is a collection of entities of one kind (towns, companies, ships, libraries of an
 invented region), one document per entity: a title, then its fact sentences among filler
 sentences. ``documents_per_context`` 1 gives single-document contexts (they get distractor files
-at construction); more gives multi-document ones. The knobs (:mod:`lis.data.context.settings`)
+at construction); more gives multi-document ones. The knobs (:mod:`lis.context_tasks.settings`)
 decide how hard the tasks are: few short files, lookups whose answer is a number or a name in
 the file named after the entity (easy), up to many files with neutral names, facts anywhere in
 the file and computations across files (hard). Same settings → same contexts; a larger
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import random
 
-from lis.data.context.entities import KINDS, Entity, draw_value, filler, place_name, region_name
-from lis.data.context.questions import make_qa
-from lis.data.context.records import KINDS as QA_KINDS
-from lis.data.context.records import Context, Document
-from lis.data.context.settings import ContextSettings
+from lis.context_tasks.entities import KINDS, Entity, draw_value, filler, place_name, region_name
+from lis.context_tasks.questions import make_qa
+from lis.context_tasks.records import KINDS as QA_KINDS
+from lis.context_tasks.records import Context, Document
+from lis.context_tasks.settings import ContextSettings
 
 
 class _Names:

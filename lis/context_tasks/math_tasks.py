@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from lis.data.context.entities import PRODUCTS, person_name, place_name
+from lis.context_tasks.entities import PRODUCTS, person_name, place_name
 from lis.tasks.schema import Task
 
 
