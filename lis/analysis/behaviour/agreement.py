@@ -68,7 +68,6 @@ def agreement(records: Iterable[Trajectory], labels: list[dict], rules: Rules | 
     """Per category: n labelled turns found in ``records``, agreement, precision and recall of the
     classifier (its ``compute`` capability against the ``compute`` label, and so on)."""
     verdicts = _verdicts(records, rules or load_rules())
-    cap = {"external": "external", "file": "file", "compute": "compute"}
     counts = {c: {"tp": 0, "fp": 0, "fn": 0, "tn": 0} for c in CATEGORIES}
     for lab in labels:
         key = (lab["episode"], int(lab["step"]))
@@ -78,7 +77,7 @@ def agreement(records: Iterable[Trajectory], labels: list[dict], rules: Rules | 
         if digest != lab["action_sha256"]:
             raise LisError(f"label {key}: the action's sha256 is not the labelled one", "wrong episode files?")
         for c in CATEGORIES:
-            got, want = cap[c] in caps, bool(lab[c])
+            got, want = c in caps, bool(lab[c])     # label categories are the capability ids
             counts[c][("t" if got == want else "f") + ("p" if got else "n")] += 1
     out = {}
     for c, k in counts.items():
