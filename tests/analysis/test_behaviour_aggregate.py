@@ -57,7 +57,7 @@ def test_usage_rates_and_average_turns_have_the_known_values(report):
     assert {c: g["usage"][c]["turns"] for c in ("external", "file", "compute", "any")} == \
         {"external": 1, "file": 2, "compute": 2, "any": 4}
     assert g["episodes_using"] == {"external": 1, "file": 1, "compute": 2, "any": 2}
-    assert g["turns_by_rule"] == {"grep": 1, "pip-install": 1, "range": 2, "shell-list": 1}
+    assert g["turns_by_rule"] == {"grep": 1, "pip-install": 1, "range": 2, "run-interpreter": 2, "shell-list": 1}
     for c in ("external", "file", "compute"):
         lo, hi = g["usage"][c]["ci95"]
         assert lo <= g["usage"][c]["value"] <= hi

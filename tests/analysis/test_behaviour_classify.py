@@ -21,20 +21,24 @@ def test_editor_created_script_counts_when_it_runs_not_when_it_is_written():
         submit()))
     assert [t.capabilities for t in v.per_turn] == [(), ("compute",), ("compute",), ()]
     run = v.per_turn[1]
-    assert run.followed == ("/testbed/solve.py",) and run.rules == ("itertools",)
-    assert run.evidence[0].where == "script /testbed/solve.py" and run.evidence[0].text == "itertools"
+    # running the script is computation (run-interpreter); what it contains adds its own rules
+    assert run.followed == ("/testbed/solve.py",) and run.rules == ("run-interpreter", "itertools")
+    assert run.evidence[0].where == "bash" and run.evidence[0].text == "python3"
+    assert run.evidence[1].where == "script /testbed/solve.py" and run.evidence[1].text == "itertools"
     assert v.turns_using("compute") == 2  # the third turn runs it twice: one turn, counted once
 
 
 def test_heredoc_written_script_then_run_in_the_same_and_a_later_turn():
     write = f"cat > /tmp/fetch.py <<'EOF'\n{FETCH}EOF"
-    assert caps(episode(bash(write), bash("python3 /tmp/fetch.py"))) == [(), ("external",)]
-    assert caps(episode(bash(f"{write}\npython3 /tmp/fetch.py"))) == [("external",)]
+    assert caps(episode(bash(write), bash("python3 /tmp/fetch.py"))) == [(), ("external", "compute")]
+    assert caps(episode(bash(f"{write}\npython3 /tmp/fetch.py"))) == [("external", "compute")]
     # the body of a here-document that only writes a file is not searched as shell text
     assert caps(episode(bash("cat > notes.md <<'EOF'\ngrep this\ncurl that\nEOF"))) == [()]
     # cat <<EOF > f (operator first), tee, and an unquoted delimiter
-    assert caps(episode(bash(f"cat << EOF > /tmp/f.py\n{FETCH}EOF"), bash("cd /tmp; python f.py"))) == [(), ("external",)]
-    assert caps(episode(bash(f"cat <<'X' | tee /tmp/g.py\n{FETCH}X"), bash("python3 /tmp/g.py"))) == [(), ("external",)]
+    assert caps(episode(bash(f"cat << EOF > /tmp/f.py\n{FETCH}EOF"), bash("cd /tmp; python f.py"))) == \
+        [(), ("external", "compute")]
+    assert caps(episode(bash(f"cat <<'X' | tee /tmp/g.py\n{FETCH}X"), bash("python3 /tmp/g.py"))) == \
+        [(), ("external", "compute")]
 
 
 def test_script_edited_after_creation_is_followed_as_of_each_run():
@@ -47,7 +51,11 @@ def test_script_edited_after_creation_is_followed_as_of_each_run():
         bash("python3 /testbed/s.py"),
         edit("create", "/testbed/s.py", file_text="print('rewritten')\n"),
         bash("python3 /testbed/s.py"))
-    assert caps(ep) == [(), (), (), ("external",), (), ("external", "compute"), (), ()]
+    # every run is computation; what the file holds at each run decides the rest
+    assert caps(ep) == [(), ("compute",), (), ("external", "compute"), (), ("external", "compute"), (), ("compute",)]
+    rules = [classify_episode(ep).per_turn[i].rules for i in (1, 3, 5, 7)]
+    assert rules == [("run-interpreter",), ("run-interpreter", "http-client"),
+                     ("run-interpreter", "http-client", "itertools"), ("run-interpreter",)]
 
 
 def test_a_refused_edit_does_not_change_the_known_file():
@@ -56,7 +64,8 @@ def test_a_refused_edit_does_not_change_the_known_file():
         call("str_replace_editor", {"command": "str_replace", "path": "/testbed/s.py", "old_str": "nothere",
                                     "new_str": "import itertools"}, error="editor"),
         bash("python3 /testbed/s.py"))
-    assert caps(ep) == [(), (), ()]
+    assert caps(ep) == [(), (), ("compute",)]
+    assert classify_episode(ep).per_turn[2].rules == ("run-interpreter",)  # not itertools
 
 
 def test_echo_and_printf_written_scripts_and_copies_are_followed():
@@ -64,7 +73,9 @@ def test_echo_and_printf_written_scripts_and_copies_are_followed():
     assert caps(episode(bash("printf 'for i in range(3):\\n    print(i)\\n' > p.py"), bash("python3 p.py"))) == \
         [(), ("compute",)]
     assert caps(episode(edit("create", "/testbed/a.py", file_text=FETCH), bash("cp /testbed/a.py /tmp/b.py"),
-                        bash("python3 /tmp/b.py"))) == [(), ("file",), ("external",)]
+                        bash("python3 /tmp/b.py"))) == [(), ("file",), ("external", "compute")]
+    v = classify_episode(episode(bash("printf 'for i in range(3):\\n    print(i)\\n' > p.py"), bash("python3 p.py")))
+    assert v.per_turn[1].rules == ("run-interpreter", "range")
 
 
 def test_paths_resolve_against_the_working_directory_across_turns():
@@ -72,7 +83,7 @@ def test_paths_resolve_against_the_working_directory_across_turns():
                  edit("create", "/testbed/work/x.py", file_text="import glob\nprint(glob.glob('*'))\n"),
                  bash("python3 x.py"),
                  bash("cd /tmp && python3 ../testbed/work/x.py"))
-    assert caps(ep) == [("file",), (), ("file",), ("file",)]
+    assert caps(ep) == [("file",), (), ("file", "compute"), ("file", "compute")]
 
 
 def test_shell_scripts_run_by_bash_source_and_path_are_followed():
@@ -81,7 +92,7 @@ def test_shell_scripts_run_by_bash_source_and_path_are_followed():
                 "chmod +x /testbed/run.sh && /testbed/run.sh"):
         v = classify_episode(episode(edit("create", "/testbed/run.sh", file_text=sh), bash(f"cd /testbed && {run}")))
         assert v.per_turn[1].capabilities == ("file", "compute"), run
-        assert {e.where for e in v.per_turn[1].evidence} == {"script /testbed/run.sh",
+        assert {e.where for e in v.per_turn[1].evidence} == {"bash", "script /testbed/run.sh",
                                                              "script /testbed/run.sh: python -c"}
     # a python file run by its path is read as Python (extension or shebang)
     v = classify_episode(episode(edit("create", "/testbed/go", file_text="#!/usr/bin/env python3\nimport itertools\n"),
@@ -97,21 +108,22 @@ def test_local_imports_of_a_followed_script_are_followed_and_recursion_ends():
     assert v.per_turn[2].capabilities == ("compute",)
     assert v.per_turn[2].followed == ("/testbed/main.py", "/testbed/helper.py")
     loop = episode(edit("create", "/testbed/a.sh", file_text="ls /testbed\nbash /testbed/a.sh\n"), bash("bash /testbed/a.sh"))
-    assert caps(loop) == [(), ("file",)]
+    assert caps(loop) == [(), ("file", "compute")]
 
 
 def test_a_script_never_seen_counts_only_its_command_and_a_partial_edit_counts_what_it_added():
-    assert caps(episode(bash("python3 /testbed/unknown.py"))) == [()]
+    assert classify_episode(episode(bash("python3 /testbed/unknown.py"))).per_turn[0].rules == ("run-interpreter",)
     ep = episode(edit("str_replace", "/testbed/pre.py", old_str="pass", new_str="import itertools"),
                  bash("python3 /testbed/pre.py"))
-    assert caps(ep) == [(), ("compute",)]
+    assert caps(ep) == [(), ("compute",)] and classify_episode(ep).per_turn[1].rules == ("run-interpreter", "itertools")
 
 
 def test_inline_python_is_python_and_its_text_is_not_shell():
     assert caps(episode(bash('python3 -c "import itertools; print(1 << 3)"\nls'))) == [("file", "compute")]
     # grep inside Python code is not the grep command; the find method is not find(1)
-    assert caps(episode(bash("python3 -c \"import re; print('grep'.find('e'))\""))) == [()]
-    assert caps(episode(bash("python3 - <<'EOF'\nwith open('/testbed/a.txt') as f:\n    print(f.read())\nEOF"))) == [("file",)]
+    assert caps(episode(bash("python3 -c \"import re; print('grep'.find('e'))\""))) == [("compute",)]
+    assert caps(episode(bash("python3 - <<'EOF'\nwith open('/testbed/a.txt') as f:\n    print(f.read())\nEOF"))) == \
+        [("file", "compute")]
     assert caps(episode(bash("cat <<'EOF' | python3\nimport itertools\nEOF"))) == [("compute",)]
 
 
@@ -125,7 +137,7 @@ def test_what_a_turn_is_and_which_calls_count():
         submit()))
     assert v.turns == 6 and v.calls == 7
     assert [t.capabilities for t in v.per_turn] == [(), ("file", "compute"), (), (), (), ()]
-    assert v.per_turn[1].calls == 3 and v.per_turn[1].rules == ("shell-list", "itertools", "grep")
+    assert v.per_turn[1].calls == 3 and v.per_turn[1].rules == ("shell-list", "run-interpreter", "itertools", "grep")
     assert v.turns_using("file") == 1 and v.turns_using_any() == 1
 
 

@@ -95,7 +95,7 @@ def test_import_then_classify_and_analyse_the_authors_episodes(tmp_path):
     assert r.returncode == 0, r.stderr
     g = json.loads((tmp_path / "b.json").read_text())["groups"][0]
     assert (g["model"], g["episodes"], g["turns"]) == ("authors", 2, 8)
-    assert g["usage"]["compute"]["turns"] == 1 and g["usage"]["file"]["turns"] == 2 and g["usage"]["external"]["turns"] == 1
+    assert g["usage"]["compute"]["turns"] == 2 and g["usage"]["file"]["turns"] == 2 and g["usage"]["external"]["turns"] == 1
     r = lis("behaviour", "classify", "--format", "official", OUTPUT, "--turns")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

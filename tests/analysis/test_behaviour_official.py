@@ -47,9 +47,9 @@ def test_classifier_on_the_published_excerpt():
     math, music = import_official([OUTPUT])
     vm = classify_episode(math)
     assert [t.capabilities for t in vm.per_turn] == [(), ("compute",), (), ()]
-    assert vm.per_turn[1].followed == ("/testbed/compute.py",) and vm.per_turn[1].rules == ("range",)
+    assert vm.per_turn[1].followed == ("/testbed/compute.py",) and vm.per_turn[1].rules == ("run-interpreter", "range")
     vs = classify_episode(music)
-    assert [t.capabilities for t in vs.per_turn] == [("file",), (), ("external",), ("file",)]
+    assert [t.capabilities for t in vs.per_turn] == [("file",), (), ("external",), ("file", "compute")]
     assert vs.per_turn[0].rules == ("editor-view",) and vs.per_turn[2].rules == ("pip-install",)
     assert vs.per_turn[3].followed == ("/testbed/compose_music.py",)
 

@@ -51,7 +51,7 @@ def test_real_episode_verdicts(sb):
     assert rec.steps[2].calls[0].observation.rstrip().endswith("3")        # the script ran: 3 of 6 permutations
     assert "3 /testbed/documents/words.txt" in rec.steps[3].calls[0].observation
     v = classify_episode(Trajectory.from_dict(rec.to_dict()))              # as read back from JSONL
-    assert [t.capabilities for t in v.per_turn] == [("file",), (), ("file", "compute"), ("file",), ("file",), ()]
-    assert v.per_turn[2].followed == ("/testbed/solve.py",) and set(v.per_turn[2].rules) == {"open", "itertools"}
-    assert v.per_turn[3].followed == ("/testbed/count.sh",) and v.per_turn[3].rules == ("shell-read",)
+    assert [t.capabilities for t in v.per_turn] == [("file",), (), ("file", "compute"), ("file", "compute"), ("file",), ()]
+    assert v.per_turn[2].followed == ("/testbed/solve.py",) and set(v.per_turn[2].rules) == {"run-interpreter", "open", "itertools"}
+    assert v.per_turn[3].followed == ("/testbed/count.sh",) and v.per_turn[3].rules == ("run-script-file", "shell-read")
     assert v.per_turn[4].calls == 2 and v.per_turn[4].rules == ("editor-view",)

@@ -18,6 +18,10 @@ capability matches one of the texts the call runs (rules.py scopes):
   ``create``/``str_replace``/``insert`` only update the known content of the file;
 - ``submit`` and calls that did not run (bad JSON, unknown tool, missing argument): nothing.
 
+Running code is itself computation: the bash-scope rules ``run-interpreter``, ``run-script-file``,
+``compile``, ``converter`` (patterns.yaml) match the command that runs it, whatever the code holds;
+the Python-scope rules then say what kind of computation, file or external use the code makes.
+
 Files are known from the editor (create, str_replace, insert), here-documents and ``echo``/``printf``
 redirected to a file, and ``cp``/``mv`` of a known file (files.py).
 """
