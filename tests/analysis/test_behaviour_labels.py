@@ -6,17 +6,14 @@ The labels cover all 234 tool turns; the episodes themselves may not be copied i
 
 - always: the label file is complete and well formed, and on the excerpts in the fixtures (a few
   steps of five episodes, actions verbatim) classifier and labels agree turn by turn where we say so;
-- with ``LIS_OFFICIAL_TRAJECTORIES`` set to a folder holding ``trajectory_*.json`` (the reference
-  copy): per-category agreement, precision and recall on all 234 turns, above thresholds set from
-  what the classifier achieved when the labels were compared (small margin below)."""
+- on all 234 turns no test runs (no test reads a path outside the repository): the scores in
+  docs/behaviour.md come from ``python -m lis.analysis.behaviour.agreement`` over the authors' files."""
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
-import pytest
 
 from lis.analysis.behaviour import import_official
 from lis.analysis.behaviour.agreement import CATEGORIES, agreement, disagreements, load_labels
@@ -29,12 +26,9 @@ OLD_EXCERPTS = FIXTURES / "official" / "output"
 # tool turns (execute_bash + str_replace_editor) of each published episode
 TOOL_TURNS = {"chemical": 27, "instruct": 45, "longcontext": 27, "math": 7, "music": 28, "poster": 34, "travel": 25,
               "video": 41}
-# on all 234 turns, the recalibrated rules scored (agreement, precision, recall):
+# on all 234 turns (docs/behaviour.md), the recalibrated rules scored (agreement, precision, recall):
 # external 0.987 / 0.875 / 0.933; file 0.962 / 1.000 / 0.914; compute 0.987 / 0.954 / 1.000
-# (before the recalibration compute was 0.782 / 1.000 / 0.177). Thresholds: a small margin below.
-THRESHOLDS = {"external": {"agreement": 0.97, "precision": 0.85, "recall": 0.90},
-              "file": {"agreement": 0.95, "precision": 0.98, "recall": 0.90},
-              "compute": {"agreement": 0.97, "precision": 0.93, "recall": 0.98}}
+# (before the recalibration compute was 0.782 / 1.000 / 0.177).
 
 
 def test_the_labels_cover_every_tool_turn_once_and_say_how_they_were_made():
@@ -80,15 +74,3 @@ def test_classifier_and_labels_on_the_excerpts():
     diff = {(d["episode"], d["step"]): d["differs"] for d in disagreements(records, labels)}
     assert diff == {("chemical", 0): {"compute": (True, False)}, ("video", 6): {"compute": (True, False)},
                     ("video", 12): {"file": (False, True)}, ("video", 36): {"file": (False, True)}}
-
-
-@pytest.mark.skipif(not os.environ.get("LIS_OFFICIAL_TRAJECTORIES"),
-                    reason="set LIS_OFFICIAL_TRAJECTORIES to a folder with the authors' trajectory_*.json")
-def test_agreement_on_all_234_turns():
-    folder = Path(os.environ["LIS_OFFICIAL_TRAJECTORIES"])
-    records = import_official(sorted(folder.glob("trajectory_*.json")))
-    scores = agreement(records, load_labels(LABELS))
-    assert {c: s["n"] for c, s in scores.items()} == dict.fromkeys(CATEGORIES, 234)
-    for c, floor in THRESHOLDS.items():
-        for k, v in floor.items():
-            assert scores[c][k] >= v, (c, k, scores[c])
