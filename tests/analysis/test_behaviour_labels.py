@@ -14,7 +14,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-
 from lis.analysis.behaviour import import_official
 from lis.analysis.behaviour.agreement import CATEGORIES, agreement, disagreements, load_labels
 
