@@ -28,7 +28,7 @@ CAP_COLORS = {"external": "#4C72B0", "file": "#55A868", "compute": "#C44E52"}
 TURNS_COLOR = "#8172B3"
 DPI = 120
 RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
-      "legend.fontsize": 8, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "lis"}
+      "legend.fontsize": 8, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "lis"}
 
 
 @dataclass
@@ -131,7 +131,7 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
         ax.tick_params(axis="x", rotation=0)
         ax.set_xlabel("")
         ax.set_ylabel("")
-        ax.set_title(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}")
+        fig.suptitle(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}", fontsize=9)
         _save(fig, fg, out)
     return fg
 
@@ -188,6 +188,7 @@ def training_curves(runs: dict[str, list[dict[str, str]]], out: Path, inputs: li
         palette = dict(zip(names, sns.color_palette("deep", len(names))))
         fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), layout="constrained")
         for ax, (col, label) in zip(axes, CURVES):
+            steps: list[float] = []
             for name, rows in runs.items():
                 pts = [(s, v) for s, v in ((num(r.get("step")), num(r.get(col))) for r in rows)
                        if s is not None and v is not None]
@@ -195,8 +196,14 @@ def training_curves(runs: dict[str, list[dict[str, str]]], out: Path, inputs: li
                     sns.lineplot(x=[p[0] for p in pts], y=[p[1] for p in pts], ax=ax, color=palette[name],
                                  marker="o" if len(pts) < 30 else None, markersize=4, markeredgewidth=0,
                                  estimator=None, errorbar=None, sort=True, label=name, legend=False)
+                    steps += [p[0] for p in pts]
             ax.set(xlabel="step", ylabel=label)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if not steps:
+                ax.text(0.5, 0.5, f"no {col} in train_log.csv", transform=ax.transAxes, ha="center", va="center",
+                        color="0.4")
+            elif max(steps) - min(steps) < 2:   # too few steps for whole-number ticks of their own
+                ax.set_xlim(min(steps) - 1, max(steps) + 1)
         handles = [plt.Line2D([], [], color=palette[n], linewidth=2) for n in names]
         fig.legend(handles, names, loc="outside upper center", ncol=min(len(names), 4), frameon=False)
         _save(fig, fg, out)

@@ -90,8 +90,14 @@ def drawn(monkeypatch):
     save = F._save
 
     def check_then_save(fig, fg, out):
-        seen.append((fg.id, fig, layout_problems(fig)))
+        problems = layout_problems(fig)
+        size = tuple(round(v) for v in fig.bbox.size)
         save(fig, fg, out)
+        head = fg.files[0].read_bytes()[16:24]   # the PNG's IHDR: the saved canvas must be the checked one
+        saved = (int.from_bytes(head[:4], "big"), int.from_bytes(head[4:], "big"))
+        if saved != size:
+            problems.append(f"the PNG is {saved[0]}×{saved[1]} px, not the checked canvas {size[0]}×{size[1]} px")
+        seen.append((fg.id, fig, problems))
 
     monkeypatch.setattr(F, "_save", check_then_save)
     return seen
@@ -158,6 +164,18 @@ def test_figures_with_long_labels(tmp_path, drawn):
                                            ("replicates/r2/grpo-files", 12), ("llm-rl", 5)])}
     F.training_curves(runs, tmp_path, [])
     assert [fid for fid, _, _ in drawn] == ["figure1_grid", "figure2_capabilities", "training_curves"]
+    _assert_clean(drawn)
+
+
+def test_sparse_figures(tmp_path, drawn):
+    """One model without any score, one domain without turns, one run of one step."""
+    F.figure1([{"model": "m", "domain": "math", "sandbox_accuracy": None, "delta": None, "sandbox_n": None}],
+              ["a-model-name-of-forty-characters-or-so-x"], ["math"], DOMAIN_TITLES, tmp_path, [], 30)
+    F.figure2([{"domain": "unknown_domain", "external": None, "file": None, "compute": None, "avg_turns": None,
+                "episodes": 0}], DOMAIN_TITLES, tmp_path, [])
+    F.training_curves({"grpo-files": [{"step": "1", "reward_mean": "0.5", "tool_calls_mean": "", "turns_mean": "3"}]},
+                      tmp_path, [])
+    assert len(drawn) == 3
     _assert_clean(drawn)
 
 
