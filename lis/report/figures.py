@@ -28,7 +28,8 @@ CAP_COLORS = {"external": "#4C72B0", "file": "#55A868", "compute": "#C44E52"}
 TURNS_COLOR = "#8172B3"
 DPI = 120
 RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
-      "legend.fontsize": 8, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "lis"}
+      "legend.fontsize": 8, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False,
+      "svg.hashsalt": "lis"}
 
 
 @dataclass

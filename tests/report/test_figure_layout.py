@@ -9,13 +9,14 @@ texts. Two boxes overlap when their intersection has an area above EPS px² (tou
 overlapping). A rotated text counts by its axis-aligned box, so the figures keep labels horizontal.
 
 The figures are drawn by the report's own functions on the inputs of the report tests' projects
-(tests/report/build_inputs.py: the default matrix, an external model only, the trained pair) and
-on realistic long labels (every domain, long model and run names, a long "waits for" note).
+(tests/report/build_inputs.py: the default matrix, an external model only, the trained pair), on
+realistic long labels (every domain, long model and run names, large n), on sparse data and as
+"waits for" notes. Each is checked as it is saved (figures._save wrapped), and the saved PNG must
+have the size of the canvas that was checked (a tight bounding box at save time would hide a cut).
 """
 from __future__ import annotations
 
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 
@@ -158,8 +159,8 @@ def test_figures_with_long_labels(tmp_path, drawn):
     rows = [{"domain": d, "external": 0.02 * k, "file": 0.95 - 0.1 * k, "compute": 0.5 if k % 2 else 0.0,
              "avg_turns": 4.0 + 13.7 * (k == 3), "episodes": 12 * 10 ** (k % 4)} for k, d in enumerate(doms)]
     F.figure2(rows, LONG_TITLES, tmp_path, [])
-    runs = {name: [{"step": str(s), "reward_mean": str(0.1 + 0.8 * s / 40 * (k + 1) / 4), "tool_calls_mean": str(3 + k + s % 5),
-                    "turns_mean": str(5 + s % 7 + k)} for s in range(n)]
+    runs = {name: [{"step": str(s), "reward_mean": str(0.1 + 0.8 * s / 40 * (k + 1) / 4),
+                    "tool_calls_mean": str(3 + k + s % 5), "turns_mean": str(5 + s % 7 + k)} for s in range(n)]
             for k, (name, n) in enumerate([("grpo-files", 40), ("grpo-instruct_pretrain", 40),
                                            ("replicates/r2/grpo-files", 12), ("llm-rl", 5)])}
     F.training_curves(runs, tmp_path, [])
