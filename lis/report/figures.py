@@ -1,20 +1,35 @@
-"""The report's figures (PNG and PDF, matplotlib with the Agg backend, imported only here):
+"""The report's figures (PNG and PDF), drawn with seaborn on matplotlib's Agg backend (both imported
+only here):
 
 - Figure 1: per model × benchmark domain, the sandbox score with Δ against vanilla (the paper's grid);
 - Figure 2: sandbox-capability usage (external / file / computation) and average turns by domain;
 - training curves: reward, tool calls per episode and turns per episode over the GRPO steps.
 
+Every figure has a fixed size (from its data's shape, never from the text it happens to hold) and a
+constrained layout; files are saved at that size (no tight bounding box), with no dates or software
+versions in them, so a figure's bytes depend on its data only. Labels are horizontal and long ones
+wrap; legends sit outside the panels (tests/report/test_figure_layout.py checks that no text box
+overlaps another or leaves the canvas).
+
 A figure without data is still written, saying what it waits for (never silently missing).
 """
 from __future__ import annotations
 
+import textwrap
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from lis.report.cells import num
 
+CAPS = ("external", "file", "compute")
 CAP_COLORS = {"external": "#4C72B0", "file": "#55A868", "compute": "#C44E52"}
+TURNS_COLOR = "#8172B3"
+DPI = 120
+RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+      "legend.fontsize": 8, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False,
+      "svg.hashsalt": "lis"}
 
 
 @dataclass
@@ -39,27 +54,39 @@ def _plt():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                         "svg.hashsalt": "lis"})
     return plt
+
+
+@contextmanager
+def _style() -> Iterator[tuple[Any, Any]]:
+    """(pyplot, seaborn) under the report's style: seaborn's "ticks" look, the report's font sizes."""
+    plt = _plt()
+    import seaborn as sns
+
+    with plt.rc_context({**sns.axes_style("ticks"), **RC}):
+        yield plt, sns
+
+
+def _wrap(label: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
 
 
 def _save(fig: Any, fg: Figure, out: Path) -> None:
     plt = _plt()
     out.mkdir(parents=True, exist_ok=True)
     png, pdf = out / f"{fg.id}.png", out / f"{fg.id}.pdf"
-    fig.savefig(png, dpi=120, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(pdf, bbox_inches="tight", metadata={"CreationDate": None, "Creator": None, "Producer": None})
+    fig.savefig(png, dpi=DPI, metadata={"Software": None})
+    fig.savefig(pdf, metadata={"CreationDate": None, "Creator": None, "Producer": None})
     plt.close(fig)
     fg.files = [png, pdf]
 
 
 def _waiting(fg: Figure, out: Path) -> None:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 1.6))
-    ax.axis("off")
-    ax.text(0.5, 0.5, f"{fg.number}: {fg.waiting}", ha="center", va="center", wrap=True, fontsize=9)
-    _save(fig, fg, out)
+    with _style() as (plt, _):
+        fig, ax = plt.subplots(figsize=(6, 1.6), layout="constrained")
+        ax.axis("off")
+        ax.text(0.5, 0.5, _wrap(f"{fg.number}: {fg.waiting}", 80), ha="center", va="center", fontsize=9)
+        _save(fig, fg, out)
 
 
 def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], titles: dict[str, str],
@@ -72,7 +99,6 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
         fg.waiting = "waits for benchmark evaluations (jobs.models × jobs.domains, vanilla and sandbox)"
         _waiting(fg, out)
         return fg
-    plt = _plt()
     import numpy as np
 
     z = np.full((len(models), len(domains)), np.nan)
@@ -81,27 +107,33 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
             v = num((cells.get((m, d)) or {}).get("sandbox_accuracy"))
             if v is not None:
                 z[i, j] = 100 * v
-    fig, ax = plt.subplots(figsize=(1.3 + 1.25 * len(domains), 0.9 + 0.55 * len(models)))
-    ax.imshow(np.ma.masked_invalid(z), cmap="Blues", vmin=0, vmax=100, aspect="auto")
-    for i, m in enumerate(models):
-        for j, d in enumerate(domains):
-            r = cells.get((m, d)) or {}
-            v, dl, n = num(r.get("sandbox_accuracy")), num(r.get("delta")), r.get("sandbox_n")
-            if v is None:
-                text, color = "–", "black"
-            else:
-                text = f"{100 * v:.1f}" + ("" if dl is None else f"\n{100 * dl:+.1f}")
-                if n is None or int(n) < min_n:
-                    text += "†"
-                color = "white" if 100 * v > 60 else "black"
-            dcol = color if dl is None or v is None else ("#1a7f37" if dl > 0 else "#b42318" if dl < 0 else color)
-            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=dcol if color == "black" else color)
-    ax.set_xticks(range(len(domains)), [titles.get(d, d) for d in domains], rotation=20, ha="right")
-    ax.set_yticks(range(len(models)), models)
-    ax.set_title(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}", fontsize=9)
-    for s in ax.spines.values():
-        s.set_visible(False)
-    _save(fig, fg, out)
+    label_w = 0.3 + 0.065 * max(len(m) for m in models)   # inches for the model names
+    with _style() as (plt, sns):
+        fig, ax = plt.subplots(figsize=(max(4.8, label_w + 1.25 * len(domains)), 1.2 + 0.55 * len(models)),
+                               layout="constrained")
+        sns.heatmap(z, ax=ax, cmap="Blues", vmin=0, vmax=100, cbar=False, square=False, linewidths=0,
+                    xticklabels=[_wrap(titles.get(d, d), 13) for d in domains], yticklabels=models)
+        for i, m in enumerate(models):
+            for j, d in enumerate(domains):
+                r = cells.get((m, d)) or {}
+                v, dl, n = num(r.get("sandbox_accuracy")), num(r.get("delta")), r.get("sandbox_n")
+                if v is None:
+                    text, color = "–", "black"
+                else:
+                    text = f"{100 * v:.1f}" + ("" if dl is None else f"\n{100 * dl:+.1f}")
+                    if n is None or int(n) < min_n:
+                        text += "†"
+                    color = "white" if 100 * v > 60 else "black"
+                dcol = color if dl is None or v is None else ("#1a7f37" if dl > 0 else "#b42318" if dl < 0 else color)
+                ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=8,
+                        color=dcol if color == "black" else color)
+        ax.tick_params(axis="both", length=0)
+        ax.tick_params(axis="y", rotation=0)
+        ax.tick_params(axis="x", rotation=0)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        fig.suptitle(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}", fontsize=9)
+        _save(fig, fg, out)
     return fg
 
 
@@ -113,24 +145,28 @@ def figure2(rows: list[dict[str, Any]], titles: dict[str, str], out: Path, input
         fg.waiting = "waits for sandbox-mode episodes (the behaviour stage)"
         _waiting(fg, out)
         return fg
-    plt = _plt()
     order = list(titles)
     rows = sorted(rows, key=lambda r: (order.index(r["domain"]) if r["domain"] in order else len(order), r["domain"]))
-    doms = [r["domain"] for r in rows]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2), gridspec_kw={"width_ratios": [3, 2]})
-    w = 0.8 / 3
-    for k, cap in enumerate(("external", "file", "compute")):
-        vals = [100 * (num(r.get(cap)) or 0.0) for r in rows]
-        a1.bar([i + (k - 1) * w for i in range(len(rows))], vals, w, label=cap, color=CAP_COLORS[cap])
-    a1.set_xticks(range(len(rows)), [titles.get(d, d) for d in doms], rotation=20, ha="right")
-    a1.set_ylabel("% of turns")
-    a1.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a2.bar(range(len(rows)), [num(r.get("avg_turns")) or 0.0 for r in rows], color="#8172B3")
-    a2.set_xticks(range(len(rows)), [titles.get(d, d) for d in doms], rotation=20, ha="right")
-    a2.set_ylabel("average turns")
-    for i, r in enumerate(rows):
-        a2.text(i, (num(r.get("avg_turns")) or 0.0), f"n {r.get('episodes')}", ha="center", va="bottom", fontsize=7)
-    _save(fig, fg, out)
+    labels = [_wrap(titles.get(r["domain"], r["domain"]), 24) for r in rows]
+    usage = {"domain": [lab for lab in labels for _ in CAPS], "capability": [c for _ in rows for c in CAPS],
+             "share": [100 * (num(r.get(c)) or 0.0) for r in rows for c in CAPS]}
+    turns = [num(r.get("avg_turns")) or 0.0 for r in rows]
+    with _style() as (plt, sns):
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 1.3 + 0.5 * len(rows)), sharey=True, layout="constrained",
+                                     gridspec_kw={"width_ratios": [3, 2]})
+        sns.barplot(usage, x="share", y="domain", hue="capability", order=labels, hue_order=CAPS,
+                    palette=CAP_COLORS, orient="h", errorbar=None, ax=a1)
+        handles, names = a1.get_legend_handles_labels()
+        a1.get_legend().remove()
+        fig.legend(handles, names, loc="outside upper center", ncol=len(CAPS), frameon=False,
+                   title="sandbox capability (% of turns that use it)", title_fontsize=8)
+        a1.set(xlabel="% of turns", ylabel="", xlim=(0, max(5.0, 1.05 * max(usage["share"]))))
+        sns.barplot({"domain": labels, "turns": turns}, x="turns", y="domain", order=labels, color=TURNS_COLOR,
+                    orient="h", errorbar=None, ax=a2)
+        a2.bar_label(a2.containers[0], labels=[f"n {r.get('episodes')}" for r in rows], padding=3, fontsize=7)
+        a2.set(xlabel="average turns", ylabel="", xlim=(0, 1.3 * max(max(turns), 1.0)))
+        a2.tick_params(axis="y", left=False)
+        _save(fig, fg, out)
     return fg
 
 
@@ -146,17 +182,30 @@ def training_curves(runs: dict[str, list[dict[str, str]]], out: Path, inputs: li
         fg.waiting = waiting or "waits for training (stages grpo / llm_rl)"
         _waiting(fg, out)
         return fg
-    plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3))
-    for name, rows in runs.items():
-        steps = [num(r.get("step")) for r in rows]
+    from matplotlib.ticker import MaxNLocator
+
+    names = list(runs)
+    with _style() as (plt, sns):
+        palette = dict(zip(names, sns.color_palette("deep", len(names))))
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), layout="constrained")
         for ax, (col, label) in zip(axes, CURVES):
-            pts = [(s, num(r.get(col))) for s, r in zip(steps, rows) if s is not None and num(r.get(col)) is not None]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if len(pts) < 30 else None, ms=3,
-                        label=name)
-            ax.set_xlabel("step")
-            ax.set_ylabel(label)
-    axes[0].legend(frameon=False, fontsize=8)
-    _save(fig, fg, out)
+            steps: list[float] = []
+            for name, rows in runs.items():
+                pts = [(s, v) for s, v in ((num(r.get("step")), num(r.get(col))) for r in rows)
+                       if s is not None and v is not None]
+                if pts:
+                    sns.lineplot(x=[p[0] for p in pts], y=[p[1] for p in pts], ax=ax, color=palette[name],
+                                 marker="o" if len(pts) < 30 else None, markersize=4, markeredgewidth=0,
+                                 estimator=None, errorbar=None, sort=True, label=name, legend=False)
+                    steps += [p[0] for p in pts]
+            ax.set(xlabel="step", ylabel=label)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if not steps:
+                ax.text(0.5, 0.5, f"no {col} in train_log.csv", transform=ax.transAxes, ha="center", va="center",
+                        color="0.4")
+            elif max(steps) - min(steps) < 2:   # too few steps for whole-number ticks of their own
+                ax.set_xlim(min(steps) - 1, max(steps) + 1)
+        handles = [plt.Line2D([], [], color=palette[n], linewidth=2) for n in names]
+        fig.legend(handles, names, loc="outside upper center", ncol=min(len(names), 4), frameon=False)
+        _save(fig, fg, out)
     return fg
