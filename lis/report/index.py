@@ -1,21 +1,17 @@
 """``paper_figures/index.md``, ``index.json`` and ``index.html``: every table and figure, each with its
 provenance (the inputs it read with their hashes, the params sections it depends on, commit,
 profile), the image, the stage timings the inputs record, and every input file with its hash.
-The HTML page is static (inline CSS, relative links): it opens from the disk without a server.
+The HTML page (template ``templates/index.html.j2``) is static (inline CSS, relative links): it opens from the disk without a server.
 """
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 from lis.manifest import write_json
 from lis.report.figures import Figure
+from lis.report.html import render
 from lis.report.tables import Table
-
-
-def _esc(s: Any) -> str:
-    return html.escape(str(s), quote=True)
 
 
 def _image_facts(image: dict[str, Any]) -> list[tuple[str, str]]:
@@ -29,29 +25,6 @@ def _image_facts(image: dict[str, Any]) -> list[tuple[str, str]]:
             ("OS / Python", f"{inside.get('os')} / {inside.get('python')}"), ("libraries", libs or "–")]
 
 
-def _td(c: Any) -> str:
-    href = getattr(c, "href", None)
-    return f"<td><a href='{_esc(href)}'>{_esc(c)}</a></td>" if href else f"<td>{_esc(c)}</td>"
-
-
-def _table_html(t: Table) -> str:
-    if t.waiting and not t.rows:
-        body = f'<p class="waiting">{_esc(t.waiting)}</p>'
-    else:
-        head = "".join(f"<th>{_esc(c)}</th>" for c in t.columns)
-        trs = "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in t.rows)
-        body = f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table></div>'
-    notes = [n for n in ([t.paper] if t.paper else []) + t.notes if n]
-    return body + ("<ul class='notes'>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>" if notes else "")
-
-
-CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}.scroll{overflow-x:auto}.waiting{color:#9a6700;font-style:italic}.notes{font-size:12px;color:#555}
-.prov{font-size:12px;color:#555}code{background:#f6f6f6;padding:0 3px}img{max-width:100%;border:1px solid #eee}
-section{margin-bottom:2.5em}nav a{margin-right:.8em}"""
-
-
 def _inputs_text(paths: list[str], hashes: dict[str, str]) -> str:
     return ", ".join(f"{p} ({(hashes.get(p) or '')[:12]})" for p in paths)
 
@@ -59,6 +32,32 @@ def _inputs_text(paths: list[str], hashes: dict[str, str]) -> str:
 def _prov(item: Table | Figure, hashes: dict[str, str], section_hashes: dict[str, str]) -> dict[str, Any]:
     return {"inputs": {p: hashes.get(p) for p in item.inputs},
             "params": {s: section_hashes.get(s) for s in item.sections}}
+
+
+def _html_data(*, title: str, profile: str, commit: str, params_hash: str, tag: str, viewer: str | None,
+               facts: list[tuple[str, str]], tables: list[Table], figures: list[Figure], hashes: dict[str, str],
+               timings: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``index.html.j2`` shows, as plain data (every value text; the template escapes it)."""
+    def cell(c: Any) -> dict[str, Any]:
+        return {"text": str(c), "href": getattr(c, "href", None) or None}
+
+    return {
+        "title": str(title), "profile": str(profile), "commit": commit, "params_hash": params_hash[:12],
+        "tag": str(tag), "viewer": viewer,
+        "nav": [{"id": str(x.id), "number": str(x.number)} for x in [*figures, *tables]],
+        "figures": [{"id": str(f.id), "number": str(f.number), "title": str(f.title), "waiting": str(f.waiting or ""),
+                     "inputs": _inputs_text(f.inputs, hashes) or "–", "params": ", ".join(f.sections),
+                     "notes": [str(n) for n in f.notes]} for f in figures],
+        "tables": [{"id": str(t.id), "number": str(t.number), "title": str(t.title),
+                    "waiting": str(t.waiting) if t.waiting and not t.rows else "",
+                    "columns": [str(c) for c in t.columns], "rows": [[cell(c) for c in r] for r in t.rows],
+                    "notes": [str(n) for n in ([t.paper] if t.paper else []) + t.notes if n],
+                    "inputs": _inputs_text(t.inputs, hashes) or "(params only)", "params": ", ".join(t.sections) or "–"}
+                   for t in tables],
+        "image_facts": [(str(k), str(v)) for k, v in facts],
+        "timings": [{k: str(x[k]) for k in ("stage", "what", "wall_s")} for x in timings],
+        "inputs": sorted(hashes.items()),
+    }
 
 
 def write_index(out: Path, *, title: str, profile: str, git: dict[str, Any], image_manifest: dict[str, Any],
@@ -118,37 +117,9 @@ def write_index(out: Path, *, title: str, profile: str, git: dict[str, Any], ima
     })
 
     # -- HTML -------------------------------------------------------------------------------------
-    nav = "".join(f'<a href="#{_esc(x.id)}">{_esc(x.number)}</a>' for x in [*figures, *tables])
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-             f"<style>{CSS}</style></head><body><h1>{_esc(title)}</h1>",
-             f"<p class='prov'>Profile <code>{_esc(profile)}</code> · commit <code>{_esc(commit)}</code> · params hash "
-             f"<code>{_esc(params_hash[:12])}</code> · sandbox image <code>{_esc(tag)}</code> · "
-             "<a href='index.md'>index.md</a> · <a href='index.json'>index.json</a>"
-             + (f" · <a href='{_esc(viewer)}'>every episode (trajectory viewer)</a>" if viewer else "") + "</p>",
-             f"<nav>{nav}</nav>"]
-    for f in figures:
-        parts.append(f"<section id='{_esc(f.id)}'><h2>{_esc(f.number)}. {_esc(f.title)}</h2>")
-        if f.waiting:
-            parts.append(f"<p class='waiting'>{_esc(f.waiting)}</p>")
-        parts.append(f"<img src='figures/{_esc(f.id)}.png' alt='{_esc(f.number)}'>"
-                     f"<p class='prov'><a href='figures/{_esc(f.id)}.pdf'>PDF</a> · inputs: "
-                     f"{_esc(_inputs_text(f.inputs, hashes) or '–')} · params: "
-                     f"{_esc(', '.join(f.sections))}</p>" + "".join(f"<p class='notes'>{_esc(n)}</p>" for n in f.notes)
-                     + "</section>")
-    for t in tables:
-        parts.append(f"<section id='{_esc(t.id)}'><h2>{_esc(t.number)}. {_esc(t.title)}</h2>{_table_html(t)}"
-                     f"<p class='prov'><a href='tables/{_esc(t.id)}.md'>md</a> · <a href='tables/{_esc(t.id)}.csv'>csv</a>"
-                     f" · <a href='tables/{_esc(t.id)}.tex'>tex</a> · inputs: "
-                     f"{_esc(_inputs_text(t.inputs, hashes) or '(params only)')} · "
-                     f"params: {_esc(', '.join(t.sections) or '–')}</p></section>")
-    parts.append("<section id='image'><h2>Sandbox image</h2><table>"
-                 + "".join(f"<tr><th>{_esc(k)}</th><td><code>{_esc(v)}</code></td></tr>" for k, v in facts) + "</table></section>")
-    parts.append("<section id='timings'><h2>Stage timings</h2>" + ("<table><tr><th>stage</th><th>what</th><th>wall (s)</th></tr>"
-                 + "".join(f"<tr><td>{_esc(x['stage'])}</td><td>{_esc(x['what'])}</td><td>{_esc(x['wall_s'])}</td></tr>"
-                           for x in timings) + "</table>" if timings else "<p>None recorded.</p>") + "</section>")
-    parts.append("<section id='inputs'><h2>Inputs</h2><table><tr><th>file</th><th>sha256</th></tr>"
-                 + "".join(f"<tr><td><code>{_esc(p)}</code></td><td><code>{_esc(h)}</code></td></tr>"
-                           for p, h in sorted(hashes.items())) + "</table></section></body></html>")
+    page = render("index.html.j2", **_html_data(
+        title=title, profile=profile, commit=commit, params_hash=params_hash, tag=tag, viewer=viewer, facts=facts,
+        tables=tables, figures=figures, hashes=hashes, timings=timings))
     html_path = out / "index.html"
-    html_path.write_text("\n".join(parts), encoding="utf-8")
+    html_path.write_text(page, encoding="utf-8")
     return [md_path, js, html_path]

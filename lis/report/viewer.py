@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from lis.errors import LisError
-from lis.report.viewer_assets import CSS
 from lis.report.viewer_episode import episode_page
 from lis.report.viewer_index import OUTCOMES, Row, index_page, job_page, job_summary_row
 
@@ -244,7 +243,7 @@ def render_site(loaded: Loaded, out: Path, capabilities: Capabilities | None = N
                 job_href=_rel(part_of[id(r)], r.page),
                 prev_href=_rel(rows[i - 1].page, r.page) if i > 0 else None,
                 next_href=_rel(rows[i + 1].page, r.page) if i + 1 < len(rows) else None,
-                capabilities=caps_by_ep.get(ref, {}), css=CSS))
+                capabilities=caps_by_ep.get(ref, {})))
     all_rows = [r for _, rows in sorted(by_job.items()) for r in rows]
     _write(index, index_page(title=title, rows=all_rows, job_rows=job_rows, sources=loaded.sources,
                              problems=loaded.problems, with_caps=with_caps, href=lambda q: _rel(q, index),

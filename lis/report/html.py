@@ -1,0 +1,78 @@
+"""The report's HTML pages from Jinja2 templates (package data under lis/report/templates).
+
+The paper_figures index page (``index.html.j2``) and the trajectory viewer's pages
+(``viewer/*.html.j2``) are rendered by :func:`render` with one shared environment:
+
+- autoescape on for every template (``select_autoescape`` with HTML as the default): every value a
+  template prints is escaped, text and attribute values alike; records are model and environment
+  output, hence hostile, and nothing of theirs is ever marked safe or placed in a script;
+- ``StrictUndefined``: a name the caller did not pass is an error, never an empty string;
+- ``None`` prints as an empty string (``finalize``), as the f-string pages' ``esc`` did;
+- ``trim_blocks``/``lstrip_blocks``: a line holding only a block tag leaves nothing in the page.
+
+The page-building code passes plain data (dicts, lists, strings, numbers); the templates hold the
+markup. Filters: ``num`` (numbers for reading: ``1,234``, ``1.50``, ``–`` for none), ``as_text``
+(a value as the text of a ``<pre>``: strings as they are, anything else as indented JSON),
+``line_count`` and ``dumps`` (compact JSON).
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+FOLD_CHARS = 2000   # a viewer text longer than this (or with more lines) is folded, whole
+FOLD_LINES = 40
+
+
+def num(x: Any, digits: int = 2) -> str:
+    """A number for reading (thousands separated, ``digits`` decimals for floats); ``–`` for None;
+    anything else as its text (escaped by the template)."""
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        return f"{x:,.{digits}f}"
+    return str(x)
+
+
+def as_text(x: Any) -> str:
+    """The text a ``<pre>`` shows for a record's value: a string as is, None as nothing, anything
+    else as indented JSON."""
+    if x is None:
+        return ""
+    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, indent=2)
+
+
+def line_count(s: str) -> int:
+    return s.count("\n") + 1 if s else 0
+
+
+def dumps(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False)
+
+
+def _finalize(x: Any) -> Any:
+    return "" if x is None else x
+
+
+@lru_cache(maxsize=None)
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("lis.report", "templates"),
+                      autoescape=select_autoescape(enabled_extensions=("html", "html.j2"),
+                                                   default_for_string=True, default=True),
+                      undefined=StrictUndefined, finalize=_finalize, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)
+    env.filters.update(num=num, as_text=as_text, line_count=line_count, dumps=dumps)
+    env.globals.update(FOLD_CHARS=FOLD_CHARS, FOLD_LINES=FOLD_LINES)
+    return env
+
+
+def render(name: str, **data: Any) -> str:
+    """The page of template ``name`` (under lis/report/templates) filled with ``data``."""
+    return environment().get_template(name).render(**data)
