@@ -67,7 +67,7 @@ def environment() -> Environment:
                       autoescape=select_autoescape(enabled_extensions=("html", "html.j2"),
                                                    default_for_string=True, default=True),
                       undefined=StrictUndefined, finalize=_finalize, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)
+                      keep_trailing_newline=True, auto_reload=False)
     env.filters.update(num=num, as_text=as_text, line_count=line_count, dumps=dumps)
     env.globals.update(FOLD_CHARS=FOLD_CHARS, FOLD_LINES=FOLD_LINES)
     return env

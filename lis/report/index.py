@@ -1,7 +1,8 @@
 """``paper_figures/index.md``, ``index.json`` and ``index.html``: every table and figure, each with its
 provenance (the inputs it read with their hashes, the params sections it depends on, commit,
 profile), the image, the stage timings the inputs record, and every input file with its hash.
-The HTML page (template ``templates/index.html.j2``) is static (inline CSS, relative links): it opens from the disk without a server.
+The HTML page (template ``templates/index.html.j2``) is static (inline CSS, relative links): it opens
+from the disk without a server.
 """
 from __future__ import annotations
 

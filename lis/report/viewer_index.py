@@ -27,7 +27,8 @@ def _text(x: Any) -> str:
     return "" if x is None else str(x)
 
 
-def _episode_table(rows: Sequence[Row], with_caps: bool, href: Callable[[Path], str], first: int = 1) -> dict[str, Any]:
+def _episode_table(rows: Sequence[Row], with_caps: bool, href: Callable[[Path], str],
+                   first: int = 1) -> dict[str, Any]:
     """What the filters, the table and its script show (the ``episode_table`` macro)."""
     def distinct(key: str) -> list[str]:
         return sorted({str(r.rec.get(key) or "") for r in rows})
@@ -35,9 +36,11 @@ def _episode_table(rows: Sequence[Row], with_caps: bool, href: Callable[[Path], 
     filters = [{"name": "model", "label": "model", "values": distinct("model")},
                {"name": "domain", "label": "domain", "values": distinct("domain")},
                {"name": "mode", "label": "mode", "values": distinct("mode")},
-               {"name": "outcome", "label": "outcome", "values": [o for o in OUTCOMES if any(r.outcome == o for r in rows)]}]
+               {"name": "outcome", "label": "outcome",
+                "values": [o for o in OUTCOMES if any(r.outcome == o for r in rows)]}]
     if with_caps:
-        filters.append({"name": "caps", "label": "capability used", "values": sorted({c for r in rows for c in r.caps})})
+        filters.append({"name": "caps", "label": "capability used",
+                        "values": sorted({c for r in rows for c in r.caps})})
     heads = [("#", "num"), ("model", ""), ("domain", ""), ("mode", ""), ("task", ""), ("repeat", "num"),
              ("outcome", ""), ("reward", "num"), ("ended", ""), ("turns", "num"), ("prompt tokens", "num"),
              ("completion tokens", "num"), ("wall s", "num")] + ([("capabilities", "")] if with_caps else [])

@@ -53,7 +53,8 @@ class Page(HTMLParser):
             self._open.append(el)
 
     def handle_endtag(self, tag):
-        assert self._open and self._open[-1].tag == tag, f"</{tag}> closes <{self._open[-1].tag if self._open else None}>"
+        top = self._open[-1].tag if self._open else None
+        assert top == tag, f"</{tag}> closes <{top}>"
         self._open.pop()
 
     def handle_data(self, data):
@@ -61,7 +62,8 @@ class Page(HTMLParser):
             el.text += data
 
     def all(self, tag: str, **attrs: str) -> list[El]:
-        return [e for e in self.elements if e.tag == tag and all(e.attrs.get(k.rstrip("_")) == v for k, v in attrs.items())]
+        return [e for e in self.elements
+                if e.tag == tag and all(e.attrs.get(k.rstrip("_")) == v for k, v in attrs.items())]
 
     def one(self, tag: str, **attrs: str) -> El:
         found = self.all(tag, **attrs)
@@ -85,11 +87,13 @@ def _record(i: int, **kw) -> dict:
     return {"task_id": f"t{i}", "model": "agent", "domain": "math", "mode": "sandbox", "repeat": 0, "reward": 1.0,
             "termination": "submit", "turns": 1, "prompt_tokens": 1234, "completion_tokens": 56, "wall_s": 2.5,
             "answer": f"42 {HOSTILE}", "score": {"scorer": "math", "extracted": HOSTILE, "why": HOSTILE},
-            "messages": [{"role": "system", "content": "system " + HOSTILE}, {"role": "user", "content": "user " + HOSTILE},
+            "messages": [{"role": "system", "content": "system " + HOSTILE},
+                         {"role": "user", "content": "user " + HOSTILE},
                          {"role": "assistant", "content": "not shown"}],
             "steps": [{"index": 0, "prompt_tokens": 10, "completion_tokens": 5, "llm_latency_s": 0.25,
                        "finish_reason": "tool_calls", "reasoning": "think " + HOSTILE, "content": "say " + HOSTILE,
-                       "calls": [{"tool": "execute_bash", "id": "c1", "arguments": {"command": "cat x", "timeout": HOSTILE},
+                       "calls": [{"tool": "execute_bash", "id": "c1",
+                                  "arguments": {"command": "cat x", "timeout": HOSTILE},
                                   "exit_code": 3, "exec_time_s": 0.5, "observation": "\n".join([HOSTILE] * 60)},
                                  {"tool": None, "id": "c2", "arguments": None, "raw_arguments": "{bad " + HOSTILE,
                                   "exit_code": 0, "observation": "ok"}]}],
@@ -202,14 +206,16 @@ def test_paper_index_page(tmp_path):
     write_index(tmp_path, title="Paper " + HOSTILE, profile="smoke", git={"commit": "0123456789abcdef", "dirty": False},
                 image_manifest=image, tables=tables, figures=figures, hashes={"data/a.json": "a" * 64},
                 section_hashes={"jobs": "j"}, params_hash="p" * 20,
-                timings=[{"stage": "eval", "what": HOSTILE, "wall_s": 1.5, "file": "f"}], viewer="trajectories/index.html")
+                timings=[{"stage": "eval", "what": HOSTILE, "wall_s": 1.5, "file": "f"}],
+                viewer="trajectories/index.html")
     page = _read(tmp_path / "index.html")
     _no_injection(page, scripts=0)
     assert page.one("title").text == "Paper " + HOSTILE and page.one("h1").text == "Paper " + HOSTILE
     assert [(a.attrs["href"], a.text) for a in page.one("nav").children] == [
         ("#f1", "Figure 1"), ("#f2", "Figure 2"), ("#t1", "Table 1"), ("#t2", "Table 2")]
     prov = page.all("p", class_="prov")[0]
-    assert [a.attrs["href"] for a in prov.children if a.tag == "a"] == ["index.md", "index.json", "trajectories/index.html"]
+    assert [a.attrs["href"] for a in prov.children if a.tag == "a"] == [
+        "index.md", "index.json", "trajectories/index.html"]
     assert "commit 0123456789ab · params hash pppppppppppp" in prov.text
     f1 = page.one("section", id="f1")
     assert f1.children[0].text == "Figure 1. Grid " + HOSTILE
