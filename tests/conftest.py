@@ -27,6 +27,44 @@ def run(cmd, cwd=ROOT, check=True, env=None, timeout=600) -> subprocess.Complete
     return r
 
 
+# -- markers for the fast loop (`make test-fast` deselects them; `make test` runs everything) ----------
+# A test needs Docker when it uses a fixture that connects to the engine (the closure of its fixtures
+# is searched, so base_config, tiny_dir, sb, ... count); whole modules are marked by what they run.
+DOCKER_FIXTURES = {"docker_client", "image_tag"}
+TRAINING_FIXTURES = {"tiny_base_dir"}  # builds and trains a tiny model
+# path prefix (relative to tests/) -> markers its tests get
+PATH_MARKERS = {
+    "train/": ("training",),                        # TRL / Lightning training, rollouts in real sandboxes
+    "pipeline/": ("slow", "docker", "training"),    # real Snakemake and DVC runs of the ci pipeline
+    "test_setup.py": ("slow", "docker", "training"),  # `make paper` in a fresh checkout
+    "inspect_provider/": ("docker",),               # Inspect AI's provider; its session teardown asks the engine
+    "agent/test_run_signals.py": ("docker", "training"),  # `lis run` of the tiny agent (built by training)
+}
+BROWSER_MODULES = ("report/test_browser_harness.py", "report/test_viewer.py")  # headless Chromium
+
+
+def pytest_collection_modifyitems(config, items):
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(tests_dir).as_posix()
+        except ValueError:
+            continue
+        names = set(getattr(item, "fixturenames", ()))
+        marks = set()
+        if names & DOCKER_FIXTURES:
+            marks.add("docker")
+        if names & TRAINING_FIXTURES:
+            marks.add("training")
+        for prefix, extra in PATH_MARKERS.items():
+            if rel.startswith(prefix):
+                marks.update(extra)
+        if rel.startswith(BROWSER_MODULES):
+            marks.add("browser")
+        for name in sorted(marks):
+            item.add_marker(name)
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
