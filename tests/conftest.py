@@ -31,7 +31,7 @@ def run(cmd, cwd=ROOT, check=True, env=None, timeout=600) -> subprocess.Complete
 # A test needs Docker when it uses a fixture that connects to the engine (the closure of its fixtures
 # is searched, so base_config, tiny_dir, sb, ... count); whole modules are marked by what they run.
 DOCKER_FIXTURES = {"docker_client", "image_tag"}
-TRAINING_FIXTURES = {"tiny_base_dir"}  # builds and trains a tiny model
+TRAINING_FIXTURES = {"tiny_base_dir", "tiny_dir"}  # build and train a tiny model (the agent: ~11 min once)
 # prefix of "path::test name" (path relative to tests/) -> markers its tests get
 PATH_MARKERS = {
     "train/": ("training",),                        # TRL / Lightning training, rollouts in real sandboxes
@@ -51,6 +51,8 @@ PATH_MARKERS = {
     "agent/test_run_signals.py": ("docker", "training"),  # `lis run` of the tiny agent (built by training)
     # single tests (path::name) that reach the engine without a fixture
     "bench/test_throughput.py::test_agent_settings_and_model_entries_are_the_evaluations": ("docker",),  # the image tag
+    # `lis image build --out <folder>` builds the image (a root filesystem: 2+ min) before it refuses the folder
+    "cli/test_listed_failures.py::test_image_build_out_a_folder": ("docker", "slow"),
 }
 BROWSER_MODULES = ("report/test_browser_harness.py", "report/test_viewer.py")  # headless Chromium
 
