@@ -1,18 +1,27 @@
 # The two commands of the README's quickstart. Each does all of its own set-up (scripts/setup.sh).
 #   make paper   # venv + Docker engine + sandbox image, then the whole pipeline (profile from params.yaml)
 #   make test    # the same set-up, then the whole test suite
+#   make test-fast  # the inner loop: venv only, then the tests that need no Docker, training, long runs or browser
 #   make test-cluster  # the Slurm tests (root, Debian): a one-node cluster, a pipeline target through it
 VENV ?= .venv
 export LIS_VENV := $(VENV)
 CORES ?= all
 
-.PHONY: paper test test-cluster setup lint clean-sandboxes
+.PHONY: paper test test-fast test-cluster setup lint clean-sandboxes
 
 paper: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --workflow-profile workflow/profiles/local paper
 
 test: setup
 	$(VENV)/bin/python -m pytest
+
+# The inner loop while editing: only the venv is set up (no Docker engine, no image), and the tests
+# marked docker, training, slow, browser or cluster are deselected (tests/conftest.py sets the markers).
+# It runs where no Docker engine answers. `make test` stays the full suite (CI).
+FAST_MARKERS := not docker and not training and not slow and not browser and not cluster
+test-fast:
+	bash scripts/setup.sh venv
+	$(VENV)/bin/python -m pytest -m "$(FAST_MARKERS)"
 
 # Deselected from `make test` (marker `cluster`); .ci/run runs it when workflow/ differs from what it last
 # passed on (.ci/cluster-tested, written here on success: commit it; scripts/ci-cluster-rule.sh).

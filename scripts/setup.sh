@@ -2,7 +2,7 @@
 # Host set-up for lis. Idempotent: every step checks first and does nothing when already done.
 #
 #   scripts/setup.sh            # venv + Docker engine + sandbox image (what `make paper` / `make test` run)
-#   scripts/setup.sh venv       # only the Python virtual environment (.venv)
+#   scripts/setup.sh venv       # only the Python virtual environment (.venv); all that `make test-fast` sets up
 #   scripts/setup.sh docker     # only make sure a Docker engine answers
 #   scripts/setup.sh image      # only build the sandbox image if it is missing
 #   scripts/setup.sh browser    # only make sure headless Chromium is there (the report and viewer tests)

@@ -48,7 +48,7 @@ def test_unknown_step_is_refused():
 @pytest.mark.slow
 def test_make_paper_twice_second_is_a_no_op(image_tag, repo_copy, tiny_dir):
     """The README's main command, as written, in a fresh checkout (sharing this machine's venv), on the
-    ci profile's small matrix (the smoke profile's whole run takes longer than a test: README timings)."""
+    ci profile's small matrix (the smoke profile's whole run takes longer than a test: docs/timings.md)."""
     small_matrix(repo_copy, external=tiny_dir)
     first = run(["make", "paper", f"VENV={BIN.parent}"], cwd=repo_copy)
     assert (repo_copy / "paper_figures/index.md").is_file(), first.stdout

@@ -1,4 +1,4 @@
-"""The trajectory record (design §4): one JSON object per episode, appended to a JSONL the moment
+"""The trajectory record: one JSON object per episode, appended to a JSONL the moment
 the episode ends, with everything behaviour and efficiency analyses need afterwards."""
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Every ``POST /v1/chat/completions`` runs one episode of the agent loop (general 
 ``lis run``) in a fresh sandbox from the pool with the configured upstream model, and answers
 with the answer file's text as the assistant message; extras (trajectory id, environment tokens,
 links to the files the episode produced) sit under the ``lis`` key of the response, where
-unchanged OpenAI clients ignore them. See the README section "The sandboxed agent as a service".
+unchanged OpenAI clients ignore them. See docs/service.md.
 
     app = create_app(settings, model, agent_config, sandbox_config)   # lis.serve.app
     run_server(app, settings)                                          # lis.serve.server

@@ -10,7 +10,7 @@ Fields (OpenAI's names):
   ``serve.limits.max_completion_tokens``.
 * ``temperature``, ``top_p``, ``seed`` — the upstream's sampling for every turn of the episode
   (over the model entry's ``sampling``).
-* ``stream``, ``stream_options.include_usage`` — server-sent events (see the README).
+* ``stream``, ``stream_options.include_usage`` — server-sent events (see docs/service.md).
 * ``lis`` (extension; ``extra_body={"lis": {...}}`` in the OpenAI client): ``max_turns`` and
   ``timeout_s`` (episode wall clock), clamped to the server's caps; ``files`` — ``{name: text}``
   placed in ``/testbed/input`` before the episode.
