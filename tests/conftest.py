@@ -51,8 +51,6 @@ PATH_MARKERS = {
     "agent/test_run_signals.py": ("docker", "training"),  # `lis run` of the tiny agent (built by training)
     # single tests (path::name) that reach the engine without a fixture
     "bench/test_throughput.py::test_agent_settings_and_model_entries_are_the_evaluations": ("docker",),  # the image tag
-    # `lis image build --out <folder>` builds the image (a root filesystem: 2+ min) before it refuses the folder
-    "cli/test_listed_failures.py::test_image_build_out_a_folder": ("docker", "slow"),
 }
 BROWSER_MODULES = ("report/test_browser_harness.py", "report/test_viewer.py")  # headless Chromium
 

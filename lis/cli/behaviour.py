@@ -73,9 +73,9 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
             jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "
                                       "(jobs.models × jobs.domains × behaviour.modes) under --eval-root."),
             eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),
-            out: Path = typer.Option(Path("data/analysis/behaviour.json"), "--out", help="JSON to write."),
+            out: Path = typer.Option(Path("data/analysis/behaviour.json"), "--out", dir_okay=False, help="JSON to write."),
             csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the tables as CSV here."),
-            turns_out: Optional[Path] = typer.Option(None, "--turns-out",
+            turns_out: Optional[Path] = typer.Option(None, "--turns-out", dir_okay=False,
                                                      help="Also write every turn's verdict and evidence (JSONL)."),
             settings_file: Optional[Path] = typer.Option(None, "--settings", help="YAML of the behaviour settings "
                                                          "(default: the params section `behaviour` when params are "

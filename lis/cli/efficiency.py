@@ -42,8 +42,8 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
            jobs: bool = typer.Option(False, "--jobs", help="Read the trajectories of every job in the params' "
                                      "job lists (jobs.models x jobs.domains x vanilla/sandbox) under --eval-root."),
            eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),
-           out: Path = typer.Option(Path("data/analysis/efficiency.json"), "--out", help="JSON to write."),
-           episodes_csv: Optional[Path] = typer.Option(None, "--episodes-csv",
+           out: Path = typer.Option(Path("data/analysis/efficiency.json"), "--out", dir_okay=False, help="JSON to write."),
+           episodes_csv: Optional[Path] = typer.Option(None, "--episodes-csv", dir_okay=False,
                                                        help="Also write one row per episode here."),
            replicates: Optional[int] = typer.Option(None, "--replicates", max=1000000, min=100,
                                                     help="Bootstrap replicates (default: efficiency.replicates, 2000)."),

@@ -18,7 +18,7 @@ def storage(quoted: Path = typer.Option(Path("data/reference/storage_quoted.yaml
                                                 help="The image stage's manifest (our image's size)."),
             memory: Path = typer.Option(Path("data/bench/sandbox_memory.json"), "--memory",
                                         help="`lis bench memory` output (idle and busy memory per sandbox)."),
-            out: Path = typer.Option(Path("data/analysis/storage.json"), "--out", help="JSON to write."),
+            out: Path = typer.Option(Path("data/analysis/storage.json"), "--out", dir_okay=False, help="JSON to write."),
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Table 12: our image's measured size beside the paper's shared image and the task-specific image
     sets it quotes, and our sandbox memory (idle, busy peak; mean, n, interval) beside the paper's."""

@@ -15,7 +15,7 @@ log = logging.getLogger("lis.image")
 
 
 @app.command("build")
-def build(out: Path = typer.Option(Path("data/image/manifest.json"), "--out", help="Manifest to write."),
+def build(out: Path = typer.Option(Path("data/image/manifest.json"), "--out", dir_okay=False, help="Manifest to write."),
           force: bool = typer.Option(False, "--force", help="Rebuild even if the content-hash tag exists."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:

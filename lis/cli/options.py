@@ -8,7 +8,7 @@ import typer
 
 Profile = typer.Option(None, "--profile", "-p", help="Profile overlay to apply (default: params.yaml's `profile`).")
 ParamsFile = typer.Option(None, "--params", help="params.yaml to read (default: the one in the project root).")
-LogFile = typer.Option(None, "--log", help="Also append this stage's log to FILE.")
+LogFile = typer.Option(None, "--log", dir_okay=False, help="Also append this stage's log to FILE.")
 Verbose = typer.Option(False, "--verbose", "-v", help="Debug-level logging on the terminal.")
 
 

@@ -45,7 +45,7 @@ def score(
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Served name of the judge model."),
     judge_repeats: int = typer.Option(4, "--judge-repeats", max=100, min=1, help="Judge calls per item (score = mean)."),
     judge_temperature: float = typer.Option(0.7, "--judge-temperature", min=0.0, max=10.0, help="Judge sampling temperature."),
-    judge_cache: Optional[Path] = typer.Option(None, "--judge-cache", help="JSONL cache of judge replies."),
+    judge_cache: Optional[Path] = typer.Option(None, "--judge-cache", dir_okay=False, help="JSONL cache of judge replies."),
     ifbench_variant: str = typer.Option("ifbench8", "--ifbench-variant",
                                         help="instruct_follow: ifbench8 (the reference loose score) or lis5 (the "
                                              "official LIS reward's); params scoring.ifbench_variants."),

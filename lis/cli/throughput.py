@@ -47,7 +47,7 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
     return out
 
 
-def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--out", help="JSON to write."),
+def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--out", dir_okay=False, help="JSON to write."),
                model: Optional[str] = typer.Option(None, "--model", help="The models entry (endpoint) to measure."),
                domains: Optional[str] = typer.Option(None, "--domains", help="Comma-separated domains."),
                tasks: Optional[int] = typer.Option(None, "--tasks", min=1, max=100000, help="Tasks per domain (the first N)."),
