@@ -68,12 +68,13 @@ def teacher_records(base_config):
     from lis.sandbox.pool import SandboxPool
     from lis.models.scripted import ScriptedModel
     from lis.train.teacher.run import run_teacher
-    from lis.train.teacher.stage import agent_settings, teacher_items
+    from lis.runtime import agent_config
+    from lis.train.teacher.stage import teacher_items
 
     p = load(profile="ci")
     items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
     with SandboxPool(base_config, max_concurrent=4) as pool:
-        return run_teacher(items, agent_settings(p, base_config), pool=pool, workers=4,
+        return run_teacher(items, agent_config(p, sandbox=base_config), pool=pool, workers=4,
                            model_for=lambda it: ScriptedModel(it.replies, name="teacher"))
 
 

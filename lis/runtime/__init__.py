@@ -1,0 +1,26 @@
+"""Params → runtime objects: the one place that turns the ``params.yaml`` sections into the objects
+a stage runs with.
+
+    from lis.runtime import agent_config, chat_model, episode_seed, model_spec, sandbox_config
+
+    spec = model_spec(params, "sft")                      # a models entry, local paths made absolute
+    model = chat_model(params, "sft")                     # ... and the ChatModel it describes
+    box = sandbox_config(params, run_id=registry.RUN_ID)  # the sandbox + image sections → SandboxConfig
+    cfg = agent_config(params, spec=spec, domain="math", sandbox=box)   # the agent section → AgentConfig
+    seed = episode_seed(base, task.id, repeat)            # the seed of one episode
+
+Why a layer: the stages (eval, bench, train, serve) must not import each other, yet they all build
+the same objects from the same params; each used to keep its own copy of these builders (and a test
+kept the copies equal). Here they are built once, below the stages and above what they build
+(``lis.agent``, ``lis.sandbox``, ``lis.models``): import-linter's layers contract in pyproject.toml
+says so. Builders only: nothing here starts a sandbox, loads weights or runs an episode.
+
+Modules: ``models`` (a models entry → spec, ChatModel), ``agent`` (→ AgentConfig), ``sandbox``
+(→ SandboxConfig), ``seeds`` (episode seeds).
+"""
+from lis.runtime.agent import agent_config
+from lis.runtime.models import MODELS_HINT, chat_model, model_spec
+from lis.runtime.sandbox import sandbox_config
+from lis.runtime.seeds import episode_seed
+
+__all__ = ["MODELS_HINT", "agent_config", "chat_model", "episode_seed", "model_spec", "sandbox_config"]
