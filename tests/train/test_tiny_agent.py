@@ -21,7 +21,8 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 # -- the base ------------------------------------------------------------------------------------
 def test_base_builds_are_identical_and_describe_themselves(tiny_base_dir, tmp_path):
-    from lis.train.tiny.base import build_base, sha256_file
+    from lis.train.tiny.base import build_base
+    from lis.util.files import sha256_file
 
     again = build_base(tmp_path / "again", seed=0, corpus_episodes=100)
     assert file_hashes(tmp_path / "again").keys() == file_hashes(tiny_base_dir).keys()

@@ -46,7 +46,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.vllm_server import ServerMode
     from lis.train.grpo.trainer import StepLog, world
-    from lis.train.tiny.base import sha256_file
+    from lis.util.files import sha256_file
     from lis.util.hashing import hash_obj
 
     t0 = time.monotonic()
