@@ -39,12 +39,14 @@ def exec_(command: str = typer.Argument(..., help="The bash command to run."),
     import dataclasses
 
     from lis.sandbox import registry
-    from lis.runtime import sandbox_config
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox.factory import config_from_params, make_sandbox
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend})
+    sec = p.section("sandbox")
+    if backend:
+        sec["backend"] = backend
+    cfg = config_from_params(sec, p.section("image"), run_id=registry.RUN_ID)
     with make_sandbox(cfg).start() as sb:
         r = sb.exec(command)
     typer.echo(json.dumps(dataclasses.asdict(r), ensure_ascii=False, indent=1))

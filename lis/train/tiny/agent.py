@@ -19,7 +19,7 @@ from typing import Any
 
 log = logging.getLogger("lis.train.tiny")
 
-CODE = ("lis/train", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
+CODE = ("lis/train", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
 
 
 def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
