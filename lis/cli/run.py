@@ -93,7 +93,7 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
                            f"give --base-url an OpenAI-compatible server's URL, e.g. --base-url {EXAMPLE}")
     from lis.agent.episode import run_task
     from lis.models.registry import build_model
-    from lis.runtime import agent_config, sandbox_config
+    from lis.runtime import agent_config, model_spec, sandbox_config
     from lis.sandbox import registry
     from lis.sandbox.base import COPY_OUT_NOTE
     from lis.sandbox.factory import make_sandbox
@@ -106,7 +106,9 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     name, spec = _model_spec(p, model, base_url, api_key)
     sb_cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend, "network": network},
                             built_image=True)
-    cfg = agent_config(p, spec=spec, domain="general", sandbox=sb_cfg)
+    # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+                       sandbox=sb_cfg)
     if max_steps:
         cfg = dataclasses.replace(cfg, max_turns=max_steps)
     if temperature is not None:

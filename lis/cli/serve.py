@@ -47,7 +47,7 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     """Serve the sandboxed agent as an OpenAI-compatible endpoint (POST /v1/chat/completions)."""
     from lis.cli.run import _model_spec
     from lis.models.registry import build_model
-    from lis.runtime import agent_config, sandbox_config
+    from lis.runtime import agent_config, model_spec, sandbox_config
     from lis.sandbox import registry
     from lis.serve import auth
     from lis.serve.server import run_server
@@ -66,7 +66,9 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     s = s.replace(model=name)
     run_id = f"{RUN_PREFIX}{registry.RUN_ID}"
     sb_cfg = sandbox_config(p, run_id=run_id, overrides={"backend": backend, "network": network}, built_image=True)
-    cfg = agent_config(p, spec=spec, domain="general", sandbox=sb_cfg)
+    # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+                       sandbox=sb_cfg)
     engines = list(p.section("sandbox").get("engines") or []) or [None]
     if sb_cfg.backend == "docker":
         sweep_earlier(engines, run_id)
