@@ -17,6 +17,13 @@ says so. Builders only: nothing here starts a sandbox, loads weights or runs an 
 
 Modules: ``models`` (a models entry → spec, ChatModel), ``agent`` (→ AgentConfig), ``sandbox``
 (→ SandboxConfig), ``seeds`` (episode seeds).
+
+Who does not use it, on purpose: code that runs sandboxes only — the Inspect AI provider
+(``lis.inspect``, which import-linter keeps free of agent and model code), ``lis sandbox exec``,
+``lis bench sandbox`` and ``lis bench memory`` (the ``sandbox_memory`` stage) — calls
+:func:`lis.sandbox.factory.config_from_params` itself: importing this package runs its
+``__init__``, which imports the agent and the model backends, and would make them code those
+commands (and their pipeline stages) depend on.
 """
 from lis.runtime.agent import agent_config
 from lis.runtime.models import MODELS_HINT, chat_model, model_spec
