@@ -65,7 +65,7 @@ def tiny_model_dir() -> Path:
     (base, teacher, SFT) set to k: scripts/trained-behaviour-seeds.sh runs the tests of trained behaviour
     (marker ``trained_behaviour``) over such agents, to show they hold for other training runs."""
     from lis.params import load
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config
     from lis.sandbox.image import ensure_image
     from lis.train.tiny.agent import cached_tiny_agent
 
@@ -76,6 +76,6 @@ def tiny_model_dir() -> Path:
         for section in ("base", "teacher", "sft"):
             p.data[section]["seed"] = seed
     ensure_image(p.section("image"), root)
-    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-tiny",
-                                 backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
+    sandbox = sandbox_config(p, run_id="pytest-tiny",
+                             backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
     return cached_tiny_agent(p, sandbox)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import os
 import platform
@@ -32,7 +31,6 @@ import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from lis.agent.episode import run_task
@@ -41,6 +39,7 @@ from lis.analysis.efficiency_stats import geometric_interval, rounded, t_interva
 from lis.analysis.efficiency_tokens import INFRA_TERMINATIONS, episode_efficiency
 from lis.errors import LisError
 from lis.models.base import ChatModel
+from lis.runtime import episode_seed
 from lis.sandbox.base import SandboxConfig
 from lis.tasks.schema import Task
 from lis.util import cancel
@@ -154,45 +153,6 @@ def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "van
                                                 "n": g["n"], "values": rounded(per, 4),
                                                 "ratio_of_means": rounded(mean_m / mean_b, 4) if mean_b else None}
     return out
-
-
-def model_spec(params, name: str) -> dict[str, Any]:
-    """The params entry of a model, a local folder given relative made absolute (as the eval runner
-    reads it: ``lis.eval.jobs.model_spec``; a test keeps the two equal). Raises LisError."""
-    models = params.section("models")
-    if name not in models:
-        raise LisError(f"no model named '{name}' in params (models: {', '.join(models) or 'none'})",
-                       "add an entry under models: in params.yaml, or pick one with --model")
-    spec = dict(models[name])
-    for key in ("path", "model"):
-        if spec.get("backend") == "local" and spec.get(key) and not Path(spec[key]).is_absolute():
-            spec[key] = str(params.root / spec[key])
-    return spec
-
-
-def agent_config(params, model: str, domain: str, sandbox: SandboxConfig | None) -> AgentConfig:
-    """The agent settings an evaluation episode of ``model`` on ``domain`` gets (the same as
-    ``lis.eval.jobs.agent_config``, kept apart so that this stage does not run the evaluation's
-    code — scorers, journal; a test keeps the two equal)."""
-    from lis.agent.tools.dispatch import ToolSettings
-    from lis.models.base import Sampling
-
-    a = params.section("agent")
-    obs = a["observation"]
-    exts = (a.get("editor") or {}).get("view_extensions")
-    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
-                         view_extensions=tuple(exts) if exts else None)
-    if sandbox is not None:
-        tools = dataclasses.replace(tools, command_timeout_s=sandbox.command_timeout_s,
-                                    max_output_bytes=sandbox.limits.max_output_bytes)
-    return AgentConfig(max_turns=a["max_turns"],
-                       max_context_tokens=a["max_context_tokens_by_domain"].get(domain, a["max_context_tokens"]),
-                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools,
-                       sampling=Sampling(**model_spec(params, model).get("sampling", {})))
-
-
-def episode_seed(base: int, task_id: str, repeat: int) -> int:
-    return int(hashlib.sha256(f"{base}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
 
 
 @contextlib.contextmanager

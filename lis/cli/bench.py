@@ -93,12 +93,11 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
     from lis.errors import LisError
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
+    from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.rollout.bench import bench_group
     from lis.train.rollout.group import RolloutSettings
-    from lis.train.teacher.stage import agent_settings
     from lis.util.log import console
 
     registry.install_signal_handlers()
@@ -112,11 +111,11 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
         raise LisError(f"no tasks in {tasks}", "give the context tasks stage's JSONL (lis context-tasks)")
     task = found[0]
     g = GRPOSettings.from_params(p.section("grpo"))
-    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=f"bench-{registry.RUN_ID}",
-                                 backend=g.sandbox_backend)  # the backend GRPO's episodes run on
+    sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
+                             backend=g.sandbox_backend)  # the backend GRPO's episodes run on
     import dataclasses
 
-    cfg = dataclasses.replace(agent_settings(p, sandbox), max_turns=g.max_turns)
+    cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns)
     settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
                                sampling=Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k,
                                                  max_tokens=g.max_tokens_per_turn))
@@ -148,15 +147,12 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
 
     from lis.bench.serve import bench_serve
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config
     from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
-    cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}")
+    cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
         (["--backend", backend] if backend else [])
     with tempfile.TemporaryDirectory(prefix="lis-bench-serve-") as tmp, console.status("benchmarking") as status:

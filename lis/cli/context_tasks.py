@@ -37,7 +37,8 @@ def context_tasks(out: Path = Out, profile: Optional[str] = Profile, params_file
     """
     from lis.context_tasks import build_splits, qa_mix, settings_from, variants
     from lis.manifest import stage_manifest, write_json
-    from lis.tasks import sha256_file, write_tasks
+    from lis.tasks import write_tasks
+    from lis.util.files import sha256_file
     from lis.util.hashing import hash_obj
     from lis.util.log import setup_logging
 

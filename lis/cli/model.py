@@ -21,9 +21,9 @@ def card(model: str = typer.Option(..., "--model", "-m", help="A models entry li
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Record an external model's card (its params entry and what identifies its weights): the
     evaluation of every model depends on data/models/<name>, trained here or carded here."""
-    from lis.eval.jobs import model_spec
     from lis.manifest import write_json
     from lis.models.registry import fingerprint
+    from lis.runtime import model_spec
     from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)

@@ -35,7 +35,7 @@ def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) 
     OpenAI-compatible server)."""
     import os
 
-    from lis.eval.jobs import model_spec
+    from lis.runtime import model_spec
 
     models = p.section("models")
     if model in models and not base_url:
@@ -92,11 +92,11 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
             raise LisError(f"--base-url {base_url[:200]!r} is not usable: {problem}",
                            f"give --base-url an OpenAI-compatible server's URL, e.g. --base-url {EXAMPLE}")
     from lis.agent.episode import run_task
-    from lis.eval.jobs import EvalJob, agent_config
     from lis.models.registry import build_model
+    from lis.runtime import agent_config, model_spec, sandbox_config
     from lis.sandbox import registry
     from lis.sandbox.base import COPY_OUT_NOTE
-    from lis.sandbox.factory import config_from_params, make_sandbox
+    from lis.sandbox.factory import make_sandbox
     from lis.tasks.schema import Task
     from lis.util.log import console, setup_logging
 
@@ -104,22 +104,11 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     name, spec = _model_spec(p, model, base_url, api_key)
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
-    if network:
-        sec["network"] = network
-    manifest = None
-    mpath = p.root / "data/image/manifest.json"
-    if mpath.exists() and sec["backend"] == "docker":
-        from lis.manifest import read_json
-
-        manifest = read_json(mpath, expect=dict)
-    sb_cfg = config_from_params(sec, p.section("image"), run_id=registry.RUN_ID, image_manifest=manifest)
-    params = p
-    if name not in p.section("models"):
-        params = dataclasses.replace(p, data={**p.data, "models": {**p.data["models"], name: spec}})
-    cfg = agent_config(params, EvalJob(name, "general", "sandbox"), sb_cfg)
+    sb_cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend, "network": network},
+                            built_image=True)
+    # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+                       sandbox=sb_cfg)
     if max_steps:
         cfg = dataclasses.replace(cfg, max_turns=max_steps)
     if temperature is not None:

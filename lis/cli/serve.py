@@ -13,7 +13,6 @@ remove their sandboxes.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Optional
@@ -47,10 +46,9 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Serve the sandboxed agent as an OpenAI-compatible endpoint (POST /v1/chat/completions)."""
     from lis.cli.run import _model_spec
-    from lis.eval.jobs import EvalJob, agent_config
     from lis.models.registry import build_model
+    from lis.runtime import agent_config, model_spec, sandbox_config
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.serve import auth
     from lis.serve.server import run_server
     from lis.serve.settings import RUN_PREFIX, ServeSettings
@@ -66,24 +64,12 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
         files_dir=files_dir.resolve() if files_dir else None)
     name, spec = _model_spec(p, model or s.model, base_url, api_key)
     s = s.replace(model=name)
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
-    if network:
-        sec["network"] = network
-    manifest = None
-    mpath = p.root / "data/image/manifest.json"
-    if mpath.exists() and sec["backend"] == "docker":
-        from lis.manifest import read_json
-
-        manifest = read_json(mpath, expect=dict)
     run_id = f"{RUN_PREFIX}{registry.RUN_ID}"
-    sb_cfg = config_from_params(sec, p.section("image"), run_id=run_id, image_manifest=manifest)
-    params = p
-    if name not in p.section("models"):
-        params = dataclasses.replace(p, data={**p.data, "models": {**p.data["models"], name: spec}})
-    cfg = agent_config(params, EvalJob(name, "general", "sandbox"), sb_cfg)
-    engines = list(sec.get("engines") or []) or [None]
+    sb_cfg = sandbox_config(p, run_id=run_id, overrides={"backend": backend, "network": network}, built_image=True)
+    # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+                       sandbox=sb_cfg)
+    engines = list(p.section("sandbox").get("engines") or []) or [None]
     if sb_cfg.backend == "docker":
         sweep_earlier(engines, run_id)
     keys = auth.load_keys(s.api_key_env)

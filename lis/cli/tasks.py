@@ -115,7 +115,8 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
     """
     from lis.errors import LisError
     from lis.manifest import git_state, package_versions, write_json
-    from lis.tasks import PAPER_BENCH, load_hub, load_samples, samples_dir as default_samples, select, sha256_file, write_tasks
+    from lis.tasks import PAPER_BENCH, load_hub, load_samples, samples_dir as default_samples, select, write_tasks
+    from lis.util.files import sha256_file
     from lis.tasks.hub_access import recording_commits
     from lis.util.hashing import hash_tree
     from lis.util.log import setup_logging

@@ -66,12 +66,12 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
     endpoint, several times, and report queries per minute per mode (mean, n, 95% interval), their
     ratio and tokens per second. Settings: the params' `throughput` section, overridden by the
     options above; fresh episodes (no journal). Definitions: docs/efficiency.md."""
-    from lis.bench.throughput import ThroughputSettings, agent_config, model_endpoint, model_spec, run_throughput
+    from lis.bench.throughput import ThroughputSettings, model_endpoint, run_throughput
     from lis.errors import LisError
     from lis.manifest import write_json
     from lis.models.serve_plan import serving
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import MODELS_HINT, agent_config, model_spec, sandbox_config
     from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
@@ -83,7 +83,7 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
     s = ThroughputSettings.from_params(section, model=model, domains=_csv(domains), tasks=tasks,
                                        concurrency=concurrency, repeats=repeats, modes=_csv(modes), warm=warm,
                                        warmup=warmup, serve=serve)
-    spec = model_spec(p, s.model)
+    spec = model_spec(p, s.model, hint=f"{MODELS_HINT}, or pick one with --model")
     task_list = load_tasks(tasks_dir, s.domains, s.tasks)
     sandbox_cfg = None
     if any(m != "vanilla" for m in s.modes):
@@ -94,11 +94,10 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
             except (OSError, ValueError) as e:
                 raise LisError(f"cannot read the image manifest {image_manifest}: {type(e).__name__}",
                                "run the image stage (lis image build) first") from None
-        sandbox_cfg = config_from_params(p.section("sandbox"), p.section("image"),
-                                         run_id=f"throughput-{registry.RUN_ID}", image_manifest=manifest)
+        sandbox_cfg = sandbox_config(p, run_id=f"throughput-{registry.RUN_ID}", image_manifest=manifest)
 
     def cfg_for(domain: str, mode: str):
-        return agent_config(p, s.model, domain, sandbox_cfg if mode != "vanilla" else None)
+        return agent_config(p, spec=spec, domain=domain, sandbox=sandbox_cfg if mode != "vanilla" else None)
 
     with serving(p.section("models"), [s.model], p.root), \
             model_endpoint(s.model, spec, s.serve) as (chat_model, info):  # serve.auto: the server starts here

@@ -172,16 +172,15 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
     (the pipeline runs them as separate stages into data/)."""
     from lis.manifest import read_json
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config
     from lis.train.tiny.agent import build_tiny_agent
     from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sb = config_from_params(p.section("sandbox"), p.section("image"), run_id=registry.RUN_ID,
-                            image_manifest=read_json(image_manifest) if image_manifest else None,
-                            backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
+    sb = sandbox_config(p, run_id=registry.RUN_ID, image_manifest=read_json(image_manifest) if image_manifest else None,
+                        backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
     manifest = build_tiny_agent(out, p, sb)
     typer.echo(json.dumps({"path": str(out), **{k: manifest[k] for k in ("loss", "data", "teacher", "wall_s")}},
                           indent=1))
@@ -198,14 +197,14 @@ def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g.
     from lis.models.local_hf import LocalHFModel
     from lis.models.base import Sampling
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config
     from lis.train.agent_check import check_agent
     from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sandbox = config_from_params(p.section("sandbox"), p.section("image"), run_id=registry.RUN_ID)
+    sandbox = sandbox_config(p, run_id=registry.RUN_ID)
     model = LocalHFModel.load(model_dir, name=model_dir.name, device="cpu", seed=seed)
     report = check_agent(model, sandbox, per_domain=per_domain, max_turns=int(p.section("agent")["max_turns"]),
                          sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20, max_tokens=192), seed=seed)

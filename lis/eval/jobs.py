@@ -5,12 +5,10 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from lis.agent.loop import AgentConfig
-from lis.agent.tools.dispatch import ToolSettings
 from lis.errors import LisError
-from lis.models.base import Sampling
+from lis.runtime import model_spec
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj, hash_tree
 
@@ -40,19 +38,6 @@ class EvalJob:
         return root / self.model / self.domain / f"{self.mode}.jsonl"
 
 
-def model_spec(params, name: str) -> dict[str, Any]:
-    """The params entry of a model; a local folder given relative is relative to the project root."""
-    models = params.section("models")
-    if name not in models:
-        raise LisError(f"no model named '{name}' in params (models: {', '.join(models) or 'none'})",
-                       "add an entry under models: in params.yaml")
-    spec = dict(models[name])
-    for key in ("path", "model"):
-        if spec.get("backend") == "local" and spec.get(key) and not Path(spec[key]).is_absolute():
-            spec[key] = str(params.root / spec[key])
-    return spec
-
-
 def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
     """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place: this process
     evaluates that folder with the entry's settings); return the job's journal, kept apart from the
@@ -70,26 +55,6 @@ def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
 
 def repeats_for(params, domain: str) -> int:
     return int(params.section("eval")["repeats"].get(domain, 1))
-
-
-def agent_config(params, job: EvalJob, sandbox_config=None) -> AgentConfig:
-    a = params.section("agent")
-    spec = model_spec(params, job.model)
-    obs = a["observation"]
-    exts = (a.get("editor") or {}).get("view_extensions")
-    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
-                         view_extensions=tuple(exts) if exts else None)
-    if sandbox_config is not None:
-        tools = dataclasses.replace(tools, command_timeout_s=sandbox_config.command_timeout_s,
-                                    max_output_bytes=sandbox_config.limits.max_output_bytes)
-    return AgentConfig(max_turns=a["max_turns"],
-                       max_context_tokens=a["max_context_tokens_by_domain"].get(job.domain, a["max_context_tokens"]),
-                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools,
-                       sampling=Sampling(**spec.get("sampling", {})))
-
-
-def episode_seed(base: int, task_id: str, repeat: int) -> int:
-    return int(hashlib.sha256(f"{base}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
 
 
 def prompts_hash() -> str:

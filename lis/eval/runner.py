@@ -26,11 +26,12 @@ from typing import Any
 from lis.agent.episode import run_task
 from lis.agent.trajectory import Trajectory, episode_key
 from lis.errors import LisError
-from lis.eval.jobs import (EvalJob, agent_config, episode_seed, model_spec, repeats_for, settings_hash, task_hash)
+from lis.eval.jobs import EvalJob, repeats_for, settings_hash, task_hash
 from lis.eval.journal import INFRA, INTERRUPTED, Journal
 from lis.eval.metrics import compute_metrics
 from lis.eval.scoring import Scorer
 from lis.manifest import write_json
+from lis.runtime import agent_config, episode_seed, model_spec, sandbox_config
 from lis.util.text import safe_text
 from lis.tasks.schema import Task
 from lis.util import cancel
@@ -126,7 +127,6 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
                 image_manifest: dict | None, limit: int | None, workers: int | None) -> dict:
     from lis.models.registry import build_model
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.sandbox.pool import SandboxPool
 
     t0 = time.monotonic()
@@ -136,9 +136,8 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
     spec = model_spec(params, job.model)
     sandbox_cfg = None
     if job.mode != "vanilla":
-        sandbox_cfg = config_from_params(params.section("sandbox"), params.section("image"),
-                                         run_id=registry.RUN_ID, image_manifest=image_manifest)
-    cfg = agent_config(params, job, sandbox_cfg)
+        sandbox_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=image_manifest)
+    cfg = agent_config(params, spec=spec, domain=job.domain, sandbox=sandbox_cfg)
     ev = params.section("eval")
     base_seed, max_attempts, max_share = int(ev["seed"]), int(ev["max_attempts"]), float(ev["max_error_share"])
     shash = settings_hash(job, spec, cfg, sandbox_cfg, base_seed)

@@ -23,8 +23,8 @@ NOT_SEMANTIC = ("judge_cache",)  # where the judge's replies are cached does not
 
 
 def scoring_hash(params) -> str:
-    from lis.eval.jobs import model_spec
     from lis.models.registry import fingerprint
+    from lis.runtime import model_spec
 
     sec = {k: v for k, v in params.section("scoring").items() if k not in NOT_SEMANTIC}
     judge = sec.get("judge")
@@ -40,12 +40,10 @@ def build_judge(params):
     conf = params.section("scoring")["judge"]
     if not conf:
         return None
-    from lis.eval.jobs import model_spec
-    from lis.models.registry import build_model
     from lis.rewards.judge import Judge
+    from lis.runtime import chat_model
 
-    spec = model_spec(params, conf["model"])
-    return Judge(build_model(conf["model"], spec), repeats=conf.get("repeats", 4),
+    return Judge(chat_model(params, conf["model"]), repeats=conf.get("repeats", 4),
                  temperature=conf.get("temperature", 0.7), max_tokens=conf.get("max_tokens", 16384),
                  cache_path=params.root / params.section("scoring")["judge_cache"])
 

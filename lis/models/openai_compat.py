@@ -5,10 +5,10 @@
     result = model.chat(messages, tools=TOOLS)
 
 Retries are ours (the SDK's are switched off so every attempt is logged): 408/409/429, 5xx,
-connection errors and timeouts are retried with exponential backoff and jitter (a server's
-``Retry-After`` is honoured up to the cap), at most ``max_retries`` times. A context-length
-error is never retried: it raises :class:`ContextLengthError` (the agent ends the episode with
-"token budget") — except when the conversation fits and only ``max_tokens`` does not: then the
+connection errors and timeouts are retried with exponential backoff and jitter
+(:mod:`lis.util.retry`; a server's ``Retry-After`` is honoured up to the cap), at most
+``max_retries`` times. A context-length error is never retried: it raises
+:class:`ContextLengthError` (the agent ends the episode with "token budget") — except when the conversation fits and only ``max_tokens`` does not: then the
 request goes once more with ``max_tokens`` cut to the room left (the authors' client does the
 same). Everything else that fails for good raises :class:`ModelError` with one line naming the
 URL and the reason.
@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import re
-import threading
 import time
 from typing import Any
 
@@ -31,6 +29,7 @@ from lis.util.text import safe_result, safe_text, safe_value
 from lis.models.toolcalls import normalize_tool_calls
 from lis.util.urls import EXAMPLE, base_url_problem
 from lis.util import cancel
+from lis.util.retry import Backoff, TryAgain, with_retries
 
 log = logging.getLogger("lis.models.openai")
 
@@ -87,8 +86,7 @@ class OpenAIChatModel:
         self.backoff_max_s = backoff_max_s
         key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s)
-        self._rng = random.Random()
-        self._rng_lock = threading.Lock()
+        self._backoff = Backoff(backoff_s, backoff_max_s)
 
     # -- request -----------------------------------------------------------------------------
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
@@ -125,69 +123,52 @@ class OpenAIChatModel:
         ``max_tokens`` cut to the room left, as the authors' client does.
         """
         body = self.request_body(messages, tools, self.sampling.override(sampling))
-        attempts = self.max_retries + 1
-        attempt = 1
-        connect_failures = 0
         shrunk = False
         t0 = time.perf_counter()
-        while True:
-            cancel.check()  # after Ctrl-C no new request is sent
-            connect_failed = False
-            try:
-                raw_resp = self._client.chat.completions.with_raw_response.create(**body, timeout=self.timeout_s)
-                resp, invalid = _parse(raw_resp)
-            except openai.APIStatusError as e:
-                reason = _status_reason(e)
-                if _is_context_error(e):
-                    room = None if shrunk else _room_left(reason, body)
-                    if room is not None:
-                        key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-                        log.warning("model %s at %s: %s; sending it again with %s=%d", self.name, self.base_url,
-                                    reason, key, room)
-                        body[key], shrunk = room, True
-                        continue
-                    limit, requested, prompt = _context_numbers(reason)
-                    raise ContextLengthError(
-                        f"model '{self.name}' at {self.base_url}: context length exceeded ({reason})",
-                        "shorten the conversation or raise the server's context length",
-                        limit=limit, requested=requested, prompt_tokens=prompt) from None
-                if e.status_code not in RETRY_STATUS and e.status_code < 500:
-                    raise ModelError(f"model '{self.name}' at {self.base_url}: request refused ({reason})",
-                                     self._hint(e.status_code)) from None
-                retry_after = _retry_after(e)
-            except openai.APITimeoutError:
-                reason, retry_after = f"no answer within {self.timeout_s:g} s", None
-            except openai.APIConnectionError as e:
-                reason, retry_after = f"connection failed ({_cause(e)})", None
-                connect_failed = True
-            except openai.APIError as e:  # e.g. a 200 whose body is not a chat completion
-                raise ModelError(f"model '{self.name}' at {self.base_url}: unusable response "
-                                 f"({' '.join(str(e).split())[:200]})", "check that the URL is an OpenAI-compatible "
-                                 f"server (models.{self.name}.base_url ends in /v1)") from None
-            else:
-                return self._result(resp, time.perf_counter() - t0, invalid)
-            connect_failures += connect_failed
-            if attempt >= attempts or connect_failures >= CONNECT_ATTEMPTS:
-                raise ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {attempt} "
-                                 f"attempt{'s' if attempt > 1 else ''}", self._hint(None)) from None
-            delay = self._delay(attempt, retry_after)
-            if connect_failed:  # nothing listens there (or no such host): retried briefly, then it fails
-                delay = min(delay, CONNECT_BACKOFF_MAX_S)
-            log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s",
-                        self.name, self.base_url, reason, attempt,
-                        min(attempts, attempt - connect_failures + CONNECT_ATTEMPTS) if connect_failed else attempts,
-                        delay)
-            cancel.sleep(delay)
-            attempt += 1
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with full jitter in [0.5, 1.5) x base x 2^(attempt-1), capped."""
-        with self._rng_lock:
-            jitter = 0.5 + self._rng.random()
-        delay = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)) * jitter
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.backoff_max_s))
-        return delay
+        def once() -> ChatResult:
+            nonlocal shrunk
+            while True:
+                try:
+                    raw_resp = self._client.chat.completions.with_raw_response.create(**body, timeout=self.timeout_s)
+                    resp, invalid = _parse(raw_resp)
+                except openai.APIStatusError as e:
+                    reason = _status_reason(e)
+                    if _is_context_error(e):
+                        room = None if shrunk else _room_left(reason, body)
+                        if room is not None:  # sent again at once, within the same attempt
+                            key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+                            log.warning("model %s at %s: %s; sending it again with %s=%d", self.name, self.base_url,
+                                        reason, key, room)
+                            body[key], shrunk = room, True
+                            cancel.check()
+                            continue
+                        limit, requested, prompt = _context_numbers(reason)
+                        raise ContextLengthError(
+                            f"model '{self.name}' at {self.base_url}: context length exceeded ({reason})",
+                            "shorten the conversation or raise the server's context length",
+                            limit=limit, requested=requested, prompt_tokens=prompt) from None
+                    if e.status_code not in RETRY_STATUS and e.status_code < 500:
+                        raise ModelError(f"model '{self.name}' at {self.base_url}: request refused ({reason})",
+                                         self._hint(e.status_code)) from None
+                    raise TryAgain(reason, retry_after=_retry_after(e)) from None
+                except openai.APITimeoutError:
+                    raise TryAgain(f"no answer within {self.timeout_s:g} s") from None
+                except openai.APIConnectionError as e:  # nothing listens there (or no such host)
+                    raise TryAgain(f"connection failed ({_cause(e)})", quick=True) from None
+                except openai.APIError as e:  # e.g. a 200 whose body is not a chat completion
+                    raise ModelError(f"model '{self.name}' at {self.base_url}: unusable response "
+                                     f"({' '.join(str(e).split())[:200]})", "check that the URL is an OpenAI-compatible "
+                                     f"server (models.{self.name}.base_url ends in /v1)") from None
+                return self._result(resp, time.perf_counter() - t0, invalid)
+
+        def give_up(reason: str, n: int) -> ModelError:
+            return ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {n} "
+                              f"attempt{'s' if n > 1 else ''}", self._hint(None))
+
+        return with_retries(once, attempts=self.max_retries + 1, backoff=self._backoff, give_up=give_up,
+                            what=f"model {self.name} at {self.base_url}", log=log,
+                            quick_attempts=CONNECT_ATTEMPTS, quick_max_s=CONNECT_BACKOFF_MAX_S)
 
     def _hint(self, status: int | None) -> str:
         if status in (401, 403):

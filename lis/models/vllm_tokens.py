@@ -28,7 +28,7 @@ Every sampling setting a call gives is sent explicitly, a disabled one included 
 Qwen3-Instruct, and the policy would sample from another distribution than the trainer assumes.
 ``min_p`` is always 0 (our engine has none).
 
-Retries (408/409/429, 5xx, connection errors, timeouts) with backoff as
+Retries (408/409/429, 5xx, connection errors, timeouts) with backoff (:mod:`lis.util.retry`) as
 :class:`~lis.models.openai_compat.OpenAIChatModel` does; a context-length refusal raises
 ContextLengthError; cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in the caller
 within about 50 ms (the request in flight is abandoned).
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
 from typing import Any
 
@@ -49,6 +48,7 @@ from lis.util.urls import EXAMPLE, base_url_problem
 from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
 from lis.models.sampler import Draw
 from lis.util import cancel
+from lis.util.retry import Backoff, TryAgain, with_retries
 
 log = logging.getLogger("lis.models.vllm")
 
@@ -96,7 +96,7 @@ class VLLMTokenEngine:
                                     limits=httpx.Limits(max_connections=max_connections,
                                                         max_keepalive_connections=max_connections))
         self._lock = threading.Lock()
-        self._rng = random.Random()
+        self._backoff = Backoff(backoff_s, backoff_max_s)
         self._warned: set[str] = set()
 
     # -- the engine API ----------------------------------------------------------------------
@@ -201,9 +201,8 @@ class VLLMTokenEngine:
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST with retries; the decoded JSON answer. Raises ContextLengthError / ModelError."""
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            cancel.check()
+
+        def once() -> dict[str, Any]:
             status, data, retry_after, reason = self._send(path, body)
             if status == 200:
                 if not isinstance(data, dict):
@@ -218,18 +217,14 @@ class VLLMTokenEngine:
                                              limit=limit, requested=requested, prompt_tokens=prompt)
                 raise ModelError(f"model '{self.model}' at {self.base_url}: request refused ({reason})",
                                  "check the sampling settings and the served model name")
-            if attempt == attempts:
-                raise ModelError(f"model '{self.model}' at {self.base_url}: {reason}; gave up after {attempts} "
-                                 f"attempt{'s' if attempts > 1 else ''}", "start the server or fix the base URL")
-            with self._lock:
-                jitter = 0.5 + self._rng.random()
-            delay = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)) * jitter
-            if retry_after is not None:
-                delay = max(delay, min(retry_after, self.backoff_max_s))
-            log.warning("model %s at %s: %s (attempt %d/%d); retrying in %.1f s", self.model, self.base_url, reason,
-                        attempt, attempts, delay)
-            cancel.sleep(delay)
-        raise AssertionError("unreachable")
+            raise TryAgain(reason, retry_after=retry_after)
+
+        def give_up(reason: str, n: int) -> ModelError:
+            return ModelError(f"model '{self.model}' at {self.base_url}: {reason}; gave up after {n} "
+                              f"attempt{'s' if n > 1 else ''}", "start the server or fix the base URL")
+
+        return with_retries(once, attempts=self.max_retries + 1, backoff=self._backoff, give_up=give_up,
+                            what=f"model {self.model} at {self.base_url}", log=log)
 
     def _send(self, path: str, body: dict[str, Any]) -> tuple[int | None, Any, float | None, str]:
         """One request, waited for in a helper thread so that cancellation is noticed at once.

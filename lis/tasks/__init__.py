@@ -12,10 +12,10 @@ Repeats (AIME 16x, AA-LCR 4x in the paper) are a runner setting, never rows: ids
 from lis.tasks.checks import ensure_unique_ids
 from lis.tasks.domains import DOMAINS, EVAL_DOMAINS, PAPER_BENCH
 from lis.tasks.hub import load_hub
-from lis.tasks.io import read_tasks, sha256_file, write_tasks
+from lis.tasks.io import read_tasks, write_tasks
 from lis.tasks.samples import load_samples, samples_dir
 from lis.tasks.schema import Task
 from lis.tasks.select import select
 
 __all__ = ["DOMAINS", "EVAL_DOMAINS", "PAPER_BENCH", "Task", "ensure_unique_ids", "load_hub", "load_samples",
-           "read_tasks", "samples_dir", "select", "sha256_file", "write_tasks"]
+           "read_tasks", "samples_dir", "select", "write_tasks"]

@@ -1,7 +1,6 @@
 """Task sets on disk: one Task per line (JSONL), documents inline, key order kept."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -51,12 +50,3 @@ def read_tasks(path: str | Path) -> list[Task]:
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise LisError(f"{path} line {n} is not a task record ({type(e).__name__}: {e})") from None
     return ensure_unique_ids(tasks, str(path))
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

@@ -122,16 +122,16 @@ def test_view_extensions_param_reaches_the_episode(sb):
 
     from lis.agent.loop import run_episode
     from lis.agent.trajectory import Trajectory
-    from lis.eval.jobs import EvalJob, agent_config
+    from lis.runtime import agent_config
     from lis.models.scripted import ScriptedModel, assistant, tool_call
     from lis.params import load
     from tests.conftest import ROOT
 
     p = load(ROOT, profile="ci")
     assert p.section("agent")["editor"]["view_extensions"] is None  # the default: any text file
-    assert agent_config(p, EvalJob("sft", "math", "sandbox")).tools.view_extensions is None
+    assert agent_config(p, domain="math").tools.view_extensions is None
     agent = {**p.data["agent"], "editor": {"view_extensions": [".py", ".rst"]}}
-    cfg = agent_config(dataclasses.replace(p, data={**p.data, "agent": agent}), EvalJob("sft", "math", "sandbox"))
+    cfg = agent_config(dataclasses.replace(p, data={**p.data, "agent": agent}), domain="math")
     assert cfg.tools.view_extensions == (".py", ".rst")
     sb.write_file("/testbed/notes.txt", "alpha\n")
     model = ScriptedModel([assistant(None, tool_call("str_replace_editor", {"command": "view", "path": "/testbed/notes.txt"})),

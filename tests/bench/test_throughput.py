@@ -19,7 +19,7 @@ from lis.errors import LisError
 from lis.models.base import ChatResult, Usage
 from lis.models.scripted import assistant, tool_call
 from lis.models.server import ChatServer
-from tests.conftest import BIN, ROOT, run
+from tests.conftest import BIN, run
 
 
 def test_qpm_on_known_timings():
@@ -72,27 +72,6 @@ def test_settings_validation():
                 {"serve": "grpc"}, {"domains": []}, {"max_error_share": 2}, {"warmup": -1}):
         with pytest.raises(LisError):
             ThroughputSettings.from_params(bad)
-
-
-def test_agent_settings_and_model_entries_are_the_evaluations():
-    """The throughput stage builds its agent settings without the evaluation's code; they must be the
-    ones an eval episode gets, for every model entry, domain and mode."""
-    from lis.bench.throughput import MODES, agent_config, model_spec
-    from lis.eval.jobs import EvalJob
-    from lis.eval.jobs import agent_config as eval_agent_config
-    from lis.eval.jobs import model_spec as eval_model_spec
-    from lis.params import load
-    from lis.sandbox.factory import config_from_params
-
-    for profile in ("ci", "smoke", "full"):
-        p = load(ROOT, profile=profile)
-        sb = config_from_params(p.section("sandbox"), p.section("image"), run_id="pytest-settings")
-        for model in p.section("models"):
-            assert model_spec(p, model) == eval_model_spec(p, model)
-            for domain in ("math", "long_context"):
-                for mode in MODES:
-                    box = sb if mode != "vanilla" else None
-                    assert agent_config(p, model, domain, box) == eval_agent_config(p, EvalJob(model, domain, mode), box)
 
 
 class PerConversation:

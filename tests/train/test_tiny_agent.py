@@ -21,7 +21,8 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 # -- the base ------------------------------------------------------------------------------------
 def test_base_builds_are_identical_and_describe_themselves(tiny_base_dir, tmp_path):
-    from lis.train.tiny.base import build_base, sha256_file
+    from lis.train.tiny.base import build_base
+    from lis.util.files import sha256_file
 
     again = build_base(tmp_path / "again", seed=0, corpus_episodes=100)
     assert file_hashes(tmp_path / "again").keys() == file_hashes(tiny_base_dir).keys()
@@ -68,12 +69,13 @@ def teacher_records(base_config):
     from lis.sandbox.pool import SandboxPool
     from lis.models.scripted import ScriptedModel
     from lis.train.teacher.run import run_teacher
-    from lis.train.teacher.stage import agent_settings, teacher_items
+    from lis.runtime import agent_config
+    from lis.train.teacher.stage import teacher_items
 
     p = load(profile="ci")
     items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
     with SandboxPool(base_config, max_concurrent=4) as pool:
-        return run_teacher(items, agent_settings(p, base_config), pool=pool, workers=4,
+        return run_teacher(items, agent_config(p, sandbox=base_config), pool=pool, workers=4,
                            model_for=lambda it: ScriptedModel(it.replies, name="teacher"))
 
 

@@ -76,8 +76,8 @@ rule throughput:
         [f"data/tasks/{d}.jsonl" for d in TP["domains"]],
         f"data/models/{TP['model']}",
         "data/image/manifest.json",
-        code(*CORE, "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks",
-             "lis/bench/__init__.py", "lis/bench/throughput.py", "lis/analysis/__init__.py",
+        code(*CORE, "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runtime", "lis/sandbox",
+             "lis/tasks", "lis/bench/__init__.py", "lis/bench/throughput.py", "lis/analysis/__init__.py",
              "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tokens.py", "lis/cli/throughput.py"),
     output:
         "data/bench/throughput.json",

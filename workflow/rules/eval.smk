@@ -2,7 +2,7 @@
 # from its journal (data/journal/): a re-run repeats no finished episode.
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
 EVAL_CODE = code(*CORE, "lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards",
-                 "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
+                 "lis/runtime", "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
 
 
 rule eval_vanilla:

@@ -2,8 +2,8 @@
 # → GRPO in the sandbox (one run per training-data variant, Table 7) and the LLM-RL baseline.
 # Every trained model lands in data/models/<name>; external models get a card there instead, so
 # that evaluation depends on data/models/<model> whoever made it.
-TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/sandbox", "lis/tasks",
-              "lis/train", "lis/context_tasks"]
+TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
+              "lis/tasks", "lis/train", "lis/context_tasks"]
 EXTERNAL = JOBS["external"]
 
 
@@ -130,7 +130,7 @@ rule llm_rl:
 
 rule model_card:
     input:
-        code(*CORE, "lis/paths.py", "lis/eval", "lis/models", "lis/cli/model.py"),
+        code(*CORE, "lis/paths.py", "lis/agent", "lis/models", "lis/runtime", "lis/sandbox", "lis/cli/model.py"),
     output:
         directory("data/models/{name}"),
     wildcard_constraints:

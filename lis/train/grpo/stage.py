@@ -39,15 +39,14 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                    overrides: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
     from lis.agent.trajectory import read_jsonl
     from lis.manifest import read_json, stage_manifest, write_json
+    from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.tasks.schema import Task
     from lis.models.serve_plan import STATE_DIR
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.vllm_server import ServerMode
     from lis.train.grpo.trainer import StepLog, world
-    from lis.train.teacher.stage import agent_settings
-    from lis.train.tiny.base import sha256_file
+    from lis.util.files import sha256_file
     from lis.util.hashing import hash_obj
 
     t0 = time.monotonic()
@@ -66,10 +65,10 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     ckpt = CHECKPOINTS / f"{name}-{key}"
     ckpt.mkdir(parents=True, exist_ok=True)
     rank, n_proc = world()
-    sandbox = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
-                                 image_manifest=read_json(image_manifest) if mode != "vanilla" else None,
-                                 backend=settings.sandbox_backend)
-    agent_cfg = agent_settings(params, sandbox)
+    sandbox = sandbox_config(params, run_id=registry.RUN_ID,
+                             image_manifest=read_json(image_manifest) if mode != "vanilla" else None,
+                             backend=settings.sandbox_backend)
+    agent_cfg = agent_config(params, sandbox=sandbox)
     log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode%s); checkpoints in %s", name,
              settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
              mode, "" if mode == "vanilla" else f", {sandbox.backend} sandboxes", ckpt)

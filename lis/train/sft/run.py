@@ -57,7 +57,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
 
     from lis.train.sft.data import examples_from_records
     from lis.train.sft.module import SFTData, SFTModule
-    from lis.train.tiny.base import replace_dir, sha256_file
+    from lis.util.files import replace_dir, sha256_file
     from lis.util.hashing import hash_obj
 
     s = settings

@@ -48,10 +48,9 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
     from lis.agent.trajectory import append_jsonl
     from lis.errors import LisError
     from lis.manifest import read_json, stage_manifest, write_json
-    from lis.models.registry import build_model
     from lis.models.scripted import ScriptedModel
+    from lis.runtime import agent_config, chat_model, sandbox_config
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.sandbox.pool import SandboxPool
     from lis.train.teacher.run import run_teacher
     from lis.util.hashing import hash_obj
@@ -66,20 +65,19 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
         rows = read_tasks(context_tasks_path)
     elif int(sec["context_episodes"]):
         raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
-    sb_cfg = config_from_params(params.section("sandbox"), params.section("image"), run_id=registry.RUN_ID,
-                                image_manifest=read_json(image_manifest), backend=sec.get("sandbox_backend"))
+    sb_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=read_json(image_manifest),
+                            backend=sec.get("sandbox_backend"))
     # the evaluation's agent settings (observation format, limits), under the teacher's turn limits
-    cfg = agent_settings(params, sb_cfg)
+    cfg = agent_config(params, sandbox=sb_cfg)
     if sec["model"] == "scripted":
         items = teacher_items(sec, rows)
 
         def model_for(item):
             return ScriptedModel(item.replies, name="teacher")
     else:  # a models entry answers by itself: the same tasks, no scripted replies
-        spec = params.section("models").get(sec["model"])
-        if spec is None:
+        if sec["model"] not in params.section("models"):
             raise LisError(f"teacher.model {sec['model']!r} is not a models entry", "name an entry of models:")
-        shared = build_model(sec["model"], spec)
+        shared = chat_model(params, sec["model"])
         items = [dataclass_replace(it, replies=None) for it in teacher_items(sec, rows)]
 
         def model_for(item):
@@ -119,19 +117,3 @@ def dataclass_replace(obj, **kw):
     import dataclasses
 
     return dataclasses.replace(obj, **kw)
-
-
-def agent_settings(params, sandbox_config):
-    """AgentConfig from the ``agent`` params (as evaluation builds it) for a sandbox config."""
-    from lis.agent.loop import AgentConfig
-    from lis.agent.tools.dispatch import ToolSettings
-
-    a = params.section("agent")
-    obs = a["observation"]
-    exts = (a.get("editor") or {}).get("view_extensions")
-    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
-                         view_extensions=tuple(exts) if exts else None,
-                         command_timeout_s=sandbox_config.command_timeout_s,
-                         max_output_bytes=sandbox_config.limits.max_output_bytes)
-    return AgentConfig(max_turns=int(a["max_turns"]), max_context_tokens=int(a["max_context_tokens"]),
-                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools)

@@ -19,7 +19,7 @@ from typing import Any
 
 log = logging.getLogger("lis.train.tiny")
 
-CODE = ("lis/train", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
+CODE = ("lis/train", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
 
 
 def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
@@ -28,7 +28,8 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
     from lis.sandbox.pool import SandboxPool
     from lis.train.sft.stage import run_sft_stage, successful_records
     from lis.train.teacher.run import run_teacher
-    from lis.train.teacher.stage import agent_settings, teacher_items
+    from lis.runtime import agent_config
+    from lis.train.teacher.stage import teacher_items
     from lis.train.tiny.base import build_base
     from lis.models.scripted import ScriptedModel
 
@@ -46,7 +47,7 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
         items = teacher_items(sec, context_tasks or [])
         workers = int(sec["workers"])
         with SandboxPool(sandbox_config, max_concurrent=workers) as pool:
-            records = run_teacher(items, agent_settings(params, sandbox_config), pool=pool,
+            records = run_teacher(items, agent_config(params, sandbox=sandbox_config), pool=pool,
                                   model_for=lambda it: ScriptedModel(it.replies, name="teacher"),
                                   min_reward=float(sec["min_reward"]), workers=workers)
         log.info("tiny agent: %d teacher episodes, %d successful", len(records), len(successful_records(records)))

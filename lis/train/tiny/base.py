@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.util.files import replace_dir, sha256_file
 
 log = logging.getLogger("lis.train.base")
 
@@ -149,21 +150,3 @@ def copy_base(out_dir: str | Path, source: str | Path) -> dict[str, Any]:
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     replace_dir(tmp, out)
     return manifest
-
-
-def replace_dir(tmp: Path, out: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out`` (a crash never leaves a half-written model)."""
-    tmp.chmod(0o755)
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
-
-
-def sha256_file(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

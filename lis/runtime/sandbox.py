@@ -1,0 +1,32 @@
+"""The ``sandbox`` and ``image`` sections of params → :class:`lis.sandbox.base.SandboxConfig`."""
+from __future__ import annotations
+
+from typing import Any
+
+from lis.sandbox.base import SandboxConfig
+
+BUILT_IMAGE_MANIFEST = "data/image/manifest.json"  # under the project root: what `lis image build` wrote
+
+
+def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None = None, backend: str | None = None,
+                   overrides: dict[str, Any] | None = None, built_image: bool = False) -> SandboxConfig:
+    """The SandboxConfig of the params' ``sandbox`` section and image (see
+    :func:`lis.sandbox.factory.config_from_params`).
+
+    ``overrides``: keys of the sandbox section replaced (a command's --backend / --network; a value
+    that is None or empty leaves the section's). ``backend``: a stage's ``sandbox_backend`` (docker |
+    bwrap | auto, checked). ``image_manifest``: the image stage's manifest (None: the tag the image
+    params give); ``built_image``: with no manifest given and a docker backend, the project's
+    ``data/image/manifest.json`` when it exists. Raises LisError."""
+    from lis.sandbox.factory import config_from_params
+
+    section = params.section("sandbox")
+    section.update({k: v for k, v in (overrides or {}).items() if v})
+    if built_image and image_manifest is None and section["backend"] == "docker":
+        path = params.root / BUILT_IMAGE_MANIFEST
+        if path.exists():
+            from lis.manifest import read_json
+
+            image_manifest = read_json(path, expect=dict)
+    return config_from_params(section, params.section("image"), run_id=run_id, image_manifest=image_manifest,
+                              backend=backend)

@@ -1,0 +1,86 @@
+"""Calls tried again after a failure, with exponential backoff and jitter: the one retry loop of the
+clients that talk to model servers (``OpenAIChatModel``, ``VLLMTokenEngine``).
+
+    backoff = Backoff(base_s=1.0, max_s=60.0)
+
+    def once():
+        ...                                     # one request
+        raise TryAgain("HTTP 503", retry_after=2.0)   # a failure worth another try
+
+    result = with_retries(once, attempts=6, backoff=backoff, what="model m at http://host/v1", log=log,
+                          give_up=lambda reason, n: ModelError(f"...: {reason}; gave up after {n} attempts"))
+
+Every attempt starts with :func:`lis.util.cancel.check` and every wait is a
+:func:`lis.util.cancel.sleep`: after Ctrl-C no new attempt is made. Any other exception an attempt
+raises goes through at once (it is not retried). A *quick* failure (a refused connection, an unknown
+host: nothing listens there) gives up after ``quick_attempts`` of them, with at most ``quick_max_s``
+between tries, so that a wrong URL fails in seconds rather than after the whole backoff.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from typing import Callable, TypeVar
+
+from lis.util import cancel
+
+T = TypeVar("T")
+
+
+class TryAgain(Exception):
+    """Raised by an attempt that failed in a way another attempt may not: ``reason`` in words (it
+    goes into the log and the give-up error), the server's ``Retry-After`` in seconds when it sent
+    one, ``quick`` for a failure that is retried only briefly (nothing listens at the address)."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None, quick: bool = False):
+        super().__init__(reason)
+        self.reason, self.retry_after, self.quick = reason, retry_after, quick
+
+
+class Backoff:
+    """Waits between attempts: ``base_s`` x 2^(attempt-1), capped at ``max_s``, times a jitter drawn
+    in [0.5, 1.5) (thread-safe); a server's Retry-After is honoured up to the cap."""
+
+    def __init__(self, base_s: float = 1.0, max_s: float = 60.0, rng: random.Random | None = None):
+        self.base_s, self.max_s = base_s, max_s
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (from 1)."""
+        with self._lock:
+            jitter = 0.5 + self._rng.random()
+        delay = min(self.max_s, self.base_s * 2 ** (attempt - 1)) * jitter
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_s))
+        return delay
+
+
+def with_retries(once: Callable[[], T], *, attempts: int, backoff: Backoff, give_up: Callable[[str, int], Exception],
+                 what: str, log: logging.Logger, quick_attempts: int | None = None,
+                 quick_max_s: float | None = None) -> T:
+    """``once()``'s result, calling it again (after a wait) each time it raises :class:`TryAgain`, at
+    most ``attempts`` times in all (and at most ``quick_attempts`` quick failures, waiting at most
+    ``quick_max_s`` after one). Each retry is logged as a warning "<what>: <reason> (attempt i/n);
+    retrying in s". After the last attempt raises ``give_up(reason, attempts made)``. Raises
+    ``cancel.Interrupted`` once cancelled, and whatever else ``once`` raises, unchanged."""
+    attempt, quick = 1, 0
+    while True:
+        cancel.check()
+        try:
+            return once()
+        except TryAgain as e:
+            failure = e
+        quick += failure.quick
+        if attempt >= attempts or (quick_attempts is not None and quick >= quick_attempts):
+            raise give_up(failure.reason, attempt) from None
+        delay = backoff.delay(attempt, failure.retry_after)
+        total = attempts
+        if failure.quick and quick_attempts is not None:  # retried briefly, then it fails
+            if quick_max_s is not None:
+                delay = min(delay, quick_max_s)
+            total = min(attempts, attempt - quick + quick_attempts)
+        log.warning("%s: %s (attempt %d/%d); retrying in %.1f s", what, failure.reason, attempt, total, delay)
+        cancel.sleep(delay)
+        attempt += 1
