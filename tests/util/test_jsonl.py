@@ -114,3 +114,16 @@ def test_sft_reads_its_training_trajectories_strictly(tmp_path):
                         "--out", tmp_path / "sft"])], check=False)
     one_line_error(r, f"{data} line 3 is not valid JSON")
     assert not (tmp_path / "sft").exists()
+
+
+def test_the_grpo_step_log_is_read_tolerantly(tmp_path):
+    """The step log of a run killed mid-write has a torn last line; a resumed run rewrites steps."""
+    from lis.train.grpo.trainer import StepLog
+
+    log = StepLog(tmp_path / "steps.jsonl")
+    assert log.rows() == []
+    for step, loss in ((1, 0.5), (2, 0.4), (2, 0.3)):
+        log.write({"step": step, "loss": loss})
+    with open(log.path, "a", encoding="utf-8") as f:
+        f.write('{"step": 3, "lo')
+    assert log.rows() == [{"step": 1, "loss": 0.5}, {"step": 2, "loss": 0.3}]
