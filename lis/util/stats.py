@@ -99,6 +99,8 @@ def sign_flip_p(diffs: Sequence[float], seed: int = 0, n_resamples: int = 20000)
     nonzero = np.asarray([float(d) for d in diffs if d != 0], dtype=float)
     if not nonzero.size:
         return 1.0 if len(diffs) else None
+    if nonzero.size == 1:  # both sign patterns reach |d| (scipy wants two or more observations)
+        return 1.0
     exact = nonzero.size <= EXACT_SIGN_FLIPS
     res = stats.permutation_test((nonzero,), lambda x, axis=-1: np.abs(np.sum(x, axis=axis)),
                                  permutation_type="samples", vectorized=True, alternative="greater",

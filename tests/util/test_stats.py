@@ -63,6 +63,7 @@ def test_exact_p_values_and_degenerate_intervals_are_unchanged():
     thirty = learning_check({"a": recs([1] * 30), "b": recs([0] * 30)}, "a", "b")["comparison"]
     assert thirty["ci95"] == [1.0, 1.0] and thirty["p_value"] == pytest.approx(1 / 20001)  # only ±all reach it
     assert sign_flip_p([0.5] * 15 + [-0.25]) == pytest.approx(4 / 2 ** 16)  # exact past 2**14 < 20,000 patterns
+    assert sign_flip_p([0.0, 0.5, 0.0]) == 1.0                              # one non-zero difference: ±d
     assert bootstrap_mean_ci([]) is None and bootstrap_mean_ci([0.3]) == [0.3, 0.3]
 
 
