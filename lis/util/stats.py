@@ -20,8 +20,9 @@ import warnings
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
+# scipy.stats is imported where it is used: it takes a second or more to import, and every `lis`
+# command imports this module (through eval metrics) while few of them compute an interval.
 CONFIDENCE = 0.95
 EXACT_SIGN_FLIPS = 20  # at most this many non-zero differences: all 2**n sign patterns, else random ones
 
@@ -69,6 +70,8 @@ def bootstrap_ratios(num: np.ndarray, den: np.ndarray, *, rng: np.random.Generat
             s = d.sum(axis=axis)
             return np.stack([x.sum(axis=axis) / s for x in nums])
 
+    from scipy import stats
+
     with warnings.catch_warnings():  # a NaN replicate (denominator 0) is expected, not a degenerate CI
         warnings.simplefilter("ignore")
         res = stats.bootstrap((den, *cols.T), ratio_of_sums, n_resamples=b, batch=batch, vectorized=True,
@@ -85,6 +88,8 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int = 0, n_resamples: int =
         return None
     if xs.size == 1:
         return [float(xs[0]), float(xs[0])]
+    from scipy import stats
+
     res = stats.bootstrap((xs,), np.mean, n_resamples=n_resamples, vectorized=True, method="percentile",
                           confidence_level=CONFIDENCE, rng=np.random.default_rng(seed))
     return percentile_ci(res.bootstrap_distribution)
@@ -102,6 +107,8 @@ def sign_flip_p(diffs: Sequence[float], seed: int = 0, n_resamples: int = 20000)
     if nonzero.size == 1:  # both sign patterns reach |d| (scipy wants two or more observations)
         return 1.0
     exact = nonzero.size <= EXACT_SIGN_FLIPS
+    from scipy import stats
+
     res = stats.permutation_test((nonzero,), lambda x, axis=-1: np.abs(np.sum(x, axis=axis)),
                                  permutation_type="samples", vectorized=True, alternative="greater",
                                  n_resamples=2 ** nonzero.size if exact else n_resamples, batch=1 << 14,
@@ -111,6 +118,8 @@ def sign_flip_p(diffs: Sequence[float], seed: int = 0, n_resamples: int = 20000)
 
 def t_quantile(df: int, q: float = (1 + CONFIDENCE) / 2) -> float:
     """The ``q`` quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``)."""
+    from scipy import stats
+
     return float(stats.t.ppf(q, df))
 
 
