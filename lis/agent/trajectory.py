@@ -1,18 +1,12 @@
 """The trajectory record: one JSON object per episode, appended to a JSONL the moment
-the episode ends, with everything behaviour and efficiency analyses need afterwards."""
+the episode ends (:func:`lis.util.jsonl.append_jsonl`), with everything behaviour and efficiency
+analyses need afterwards."""
 from __future__ import annotations
 
-import json
-import os
-import threading
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Iterator
-
-from lis.util.text import safe_text
+from typing import Any
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
-_append_lock = threading.Lock()
 
 
 @dataclass
@@ -116,30 +110,3 @@ class Trajectory:
 
 def episode_key(task_id: str, repeat: int, mode: str) -> str:
     return f"{task_id}#{repeat}@{mode}"
-
-
-def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one record as a line and flush it to disk (a crash loses nothing that finished)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = safe_text(json.dumps(record, ensure_ascii=False, default=str) + "\n")[0]  # never unencodable
-    with _append_lock, open(path, "a", encoding="utf-8") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSONL; a torn last line (a crash mid-write) is skipped, not fatal."""
-    path = Path(path)
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue

@@ -9,27 +9,22 @@ Every average is reported with its n and a 95% interval:
   group's name, so a number does not change with the order groups are computed in.
 - Over repeats of a timed run (queries per minute): mean and a Student-t 95% interval (n is small,
   2 to 5 repeats; a bootstrap of 3 values is not an interval).
+
+The resampling, percentiles and t quantiles are :mod:`lis.util.stats` (scipy.stats).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from typing import Sequence
 
 import numpy as np
 
+from lis.util.stats import bootstrap_ratios, percentile_ci, rng_for, t_interval
+
+__all__ = ["B_DEFAULT", "Clustered", "geometric_interval", "percentile_ci", "rng_for", "rounded", "t_interval"]
+
 B_DEFAULT = 2000
-# Two-sided 95% Student-t quantiles t_{0.975, df}, df = 1..30 (beyond: the normal's 1.96).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)
-
-
-def rng_for(*key: object) -> np.random.Generator:
-    """A generator seeded from ``key`` (stable across runs and machines)."""
-    digest = hashlib.sha256(repr(key).encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
 
 class Clustered:
@@ -70,46 +65,13 @@ class Clustered:
         2 tasks: resampling one task's episodes as a block says nothing about the spread)."""
         if self.clusters < 2:
             return None
-        x, d = self._column(num), self._column(den)
-        idx = rng.integers(0, len(x), size=(b, len(x)))
-        dens = d[idx].sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return x[idx].sum(axis=1) / dens
+        return bootstrap_ratios(self._column(num), self._column(den), rng=rng, b=b, batch=None)
 
     def mean(self, name: str) -> float | None:
         return self.ratio(name, "_n")
 
     def boot_mean(self, name: str, rng: np.random.Generator, b: int = B_DEFAULT) -> np.ndarray | None:
         return self.boot_ratio(name, "_n", rng, b)
-
-
-def percentile_ci(replicates: np.ndarray | None) -> list[float] | None:
-    """The 2.5% and 97.5% percentiles of bootstrap replicates (NaNs dropped); None without any."""
-    if replicates is None:
-        return None
-    r = replicates[np.isfinite(replicates)]
-    if not len(r):
-        return None
-    lo, hi = np.percentile(r, [2.5, 97.5])
-    return [float(lo), float(hi)]
-
-
-def t_interval(values: Sequence[float], floor: float | None = None) -> dict:
-    """Mean, sample standard deviation, n and the 95% Student-t interval of ``values`` (interval None
-    when n < 2). ``floor``: the least value the quantity can take (0 for a rate); an interval bound
-    below it is raised to it (with 2-3 noisy repeats a rate's interval can reach below 0)."""
-    xs = [float(v) for v in values]
-    n = len(xs)
-    if not n:
-        return {"mean": None, "std": None, "n": 0, "ci95": None}
-    mean = sum(xs) / n
-    if n < 2:
-        return {"mean": mean, "std": None, "n": 1, "ci95": None}
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
-    half = t * sd / math.sqrt(n)
-    lo = mean - half if floor is None else max(floor, mean - half)
-    return {"mean": mean, "std": sd, "n": n, "ci95": [lo, mean + half]}
 
 
 def geometric_interval(ratios: Sequence[float]) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -22,6 +21,7 @@ import numpy as np
 from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, rng_for, rounded
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
 from lis.errors import LisError
+from lis.util.jsonl import iter_jsonl
 
 TOKEN_FIELDS = ("prompt", "model", "env", "total", "billed_total")
 SCHEMA = "lis.efficiency.tokens/1"
@@ -46,17 +46,15 @@ def load_episodes(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[Epi
             raise LisError(f"cannot read efficiency input {path}: {type(e).__name__}: {e}",
                            "re-run the eval job that writes it") from None
         n = 0
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
+        hint = "re-run the eval job that writes it"
+        for lineno, rec in iter_jsonl(text, mode="strict", where=f"efficiency input {path}", hint=hint):
             try:
-                rec = json.loads(line)
-                if not isinstance(rec, dict) or "steps" not in rec or "mode" not in rec:
+                if "steps" not in rec or "mode" not in rec:
                     raise ValueError("not a trajectory record (no steps/mode)")
                 episodes.append(episode_efficiency(rec))
             except (ValueError, TypeError, AttributeError) as e:
                 raise LisError(f"efficiency input {path} line {lineno} is not a trajectory record: "
-                               f"{' '.join(str(e).split())[:160]}", "re-run the eval job that writes it") from None
+                               f"{' '.join(str(e).split())[:160]}", hint) from None
             n += 1
         inputs.append({"path": path.as_posix(), "sha256": hashlib.sha256(data).hexdigest(), "records": n})
     return inputs, episodes

@@ -180,12 +180,9 @@ def import_(paths: list[Path] = typer.Argument(..., help="The authors' trajector
     if fmt not in ("official", "rl"):
         raise LisError(f"unknown --format {fmt!r} for import", "official or rl")
     records = _records(paths, fmt, model, domain, mode)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r.to_dict(), ensure_ascii=False, default=str) + "\n")
-    tmp.replace(out)
+    from lis.util.jsonl import write_jsonl
+
+    write_jsonl(out, (r.to_dict() for r in records))
     typer.echo(f"wrote {out}: {len(records)} episode(s), {sum(len(r.steps) for r in records)} turns")
 
 

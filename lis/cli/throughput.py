@@ -22,6 +22,7 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
     a missing file or a line that is not a task."""
     from lis.errors import LisError
     from lis.tasks.schema import Task
+    from lis.util.jsonl import iter_jsonl, read_text
 
     out = []
     for d in domains:
@@ -29,16 +30,14 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
         if not path.is_file():
             raise LisError(f"no task file {path}", f"run the tasks stage first (lis tasks --domain {d} --out {path})")
         got = []
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        hint = f"rebuild it with lis tasks --domain {d}"
+        for lineno, row in iter_jsonl(read_text(path, hint=hint), mode="strict", where=str(path), hint=hint):
             if len(got) == n:
                 break
-            if not line.strip():
-                continue
             try:
-                got.append(Task.from_dict(json.loads(line)))
+                got.append(Task.from_dict(row))
             except (ValueError, KeyError, TypeError) as e:
-                raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})",
-                               f"rebuild it with lis tasks --domain {d}") from None
+                raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})", hint) from None
         if not got:
             raise LisError(f"task file {path} has no tasks", f"rebuild it with lis tasks --domain {d}")
         if len(got) < n:

@@ -21,12 +21,14 @@ log = logging.getLogger("lis.train")
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict]:
-    from lis.agent.trajectory import read_jsonl
+    """Training data, read strictly: a corrupt row is one error line naming the file and the line."""
     from lis.errors import LisError
+    from lis.util.jsonl import read_jsonl
 
+    hint = "run the stage that produces it first (snakemake --cores all paper)"
     if not path.is_file():
-        raise LisError(f"no {what} at {path}", "run the stage that produces it first (snakemake --cores all paper)")
-    return list(read_jsonl(path))
+        raise LisError(f"no {what} at {path}", hint)
+    return read_jsonl(path, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
 
 
 @app.command("base")

@@ -28,6 +28,7 @@ from typing import Any
 from lis.context_tasks.records import FREE, LETTERS, MULTIPLE, QA, SINGLE, Context, Document
 from lis.context_tasks.settings import SeedCollection
 from lis.errors import LisError
+from lis.util.jsonl import read_jsonl
 
 log = logging.getLogger("lis.context_tasks")
 OPTIONS = "\nOptions:\n- "
@@ -109,24 +110,12 @@ def slug_id(name: str) -> str:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a local JSONL file in the collection's format; LisError when it is missing or malformed."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    """Rows of a local JSONL file in the collection's format, read strictly: LisError when it is
+    missing or a line is not a JSON object."""
+    if not Path(path).exists():
         raise LisError(f"seed collection file {path} does not exist",
-                       "fix tasks.context.seed_collection.path (relative to the repository root)") from None
-    rows = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise LisError(f"{path} line {n} is not JSON ({e.msg})") from None
-        if not isinstance(row, dict):
-            raise LisError(f"{path} line {n} is not a JSON object")
-        rows.append(row)
-    return rows
+                       "fix tasks.context.seed_collection.path (relative to the repository root)")
+    return read_jsonl(path, mode="strict", hint="give a JSONL file of seed rows, one JSON object per line")
 
 
 def load_seed_contexts(sc: SeedCollection, root: Path, seed: int = 0) -> list[Context]:

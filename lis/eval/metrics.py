@@ -8,26 +8,15 @@ be scored (``unscored``) are left out of the accuracy, counted in ``errors`` (wi
 from __future__ import annotations
 
 import math
-import random
 import statistics as st
 from collections import Counter, defaultdict
 from typing import Any
 
 from lis.agent.trajectory import Trajectory
 from lis.eval.journal import INFRA
+from lis.util.stats import bootstrap_mean_ci
 
-
-
-def _interval(item_means: list[float], seed: int = 0, n_boot: int = 2000) -> tuple[float, float]:
-    """95% percentile bootstrap over items (repeats of an item stay together)."""
-    if not item_means:
-        return (float("nan"), float("nan"))
-    if len(item_means) == 1:
-        return (item_means[0], item_means[0])
-    rng = random.Random(seed)
-    k = len(item_means)
-    means = sorted(sum(rng.choice(item_means) for _ in range(k)) / k for _ in range(n_boot))
-    return (means[int(0.025 * n_boot)], means[int(0.975 * n_boot) - 1])
+N_BOOT = 2000
 
 
 def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: int, wall_s: float) -> dict[str, Any]:
@@ -37,7 +26,7 @@ def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: in
         by_item[r.task_id].append(float(r.reward))
     item_means = [sum(v) / len(v) for v in by_item.values()]
     acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
-    lo, hi = _interval(item_means)
+    ci = bootstrap_mean_ci(item_means, seed=0, n_resamples=N_BOOT)  # over items: repeats of an item stay together
     per_repeat = defaultdict(list)
     for r in scored:
         per_repeat[r.repeat].append(float(r.reward))
@@ -49,7 +38,7 @@ def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: in
         **job,
         "n": n, "expected": expected, "items": len(by_item), "scored": len(scored),
         "accuracy": None if math.isnan(acc) else round(acc, 4),
-        "ci95": None if math.isnan(lo) else [round(lo, 4), round(hi, 4)],
+        "ci95": None if ci is None else [round(ci[0], 4), round(ci[1], 4)],
         "per_repeat_std": round(st.pstdev(repeat_means), 4) if len(repeat_means) > 1 else None,
         "errors": sum(kinds.values()),
         "error_kinds": dict(kinds),

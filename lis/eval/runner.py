@@ -14,9 +14,7 @@ rewards) and ``metrics.json``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -32,9 +30,9 @@ from lis.eval.metrics import compute_metrics
 from lis.eval.scoring import Scorer
 from lis.manifest import write_json
 from lis.runtime import agent_config, episode_seed, model_spec, sandbox_config
-from lis.util.text import safe_text
 from lis.tasks.schema import Task
 from lis.util import cancel
+from lis.util.jsonl import iter_jsonl, read_text, write_jsonl
 
 log = logging.getLogger("lis.eval")
 
@@ -91,23 +89,15 @@ def read_task_rows(path: Path) -> tuple[list[Task], list[tuple[str, str]]]:
     ending the job. Raises LisError only when the file itself is missing or not text."""
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise LisError(f"task file {path} is not UTF-8 text (byte {e.start})",
-                       "give a JSONL file written by `lis tasks`") from None
-    good, bad = [], []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        row = None
+    text = read_text(path, hint="give a JSONL file written by `lis tasks`")
+    good, bad, skipped = [], [], []
+    for n, row in iter_jsonl(text, mode="tolerant", where=str(path), skipped=skipped):
         try:
-            row = json.loads(line)
             good.append(Task.from_dict(row))
         except Exception as e:  # noqa: BLE001 - any malformed row
-            rid = row.get("id") if isinstance(row, dict) else None
-            bad.append((str(rid or f"line{n}"), f"{type(e).__name__}: {e}"))
-    return good, bad
+            bad.append((n, str(row.get("id") or f"line{n}"), f"{type(e).__name__}: {e}"))
+    bad += [(n, f"line{n}", why) for n, why in skipped]  # not JSON objects: kept as errors, not dropped
+    return good, [(rid, why) for _, rid, why in sorted(bad, key=lambda b: b[0])]
 
 
 def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_path: Path,
@@ -268,10 +258,5 @@ def _interrupt(executor: ThreadPoolExecutor, pending: set[Future], futures: dict
 
 
 def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".trajectories.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(safe_text(json.dumps(r.to_dict(), ensure_ascii=False, default=str))[0] + "\n")  # never unencodable
-    tmp.replace(out_dir / "trajectories.jsonl")
+    write_jsonl(out_dir / "trajectories.jsonl", (r.to_dict() for r in records))  # atomically, never unencodable
     write_json(out_dir / "metrics.json", metrics)

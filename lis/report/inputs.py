@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lis.errors import LisError
+from lis.util.jsonl import iter_jsonl
 
 ANALYSIS = {
     "behaviour": "data/analysis/behaviour.json",
@@ -201,19 +202,9 @@ class Reader:
         return obj
 
     def jsonl(self, rel: str) -> list[dict[str, Any]]:
-        text = self.text(rel)
-        out = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise LisError(f"{rel}:{n} is not valid JSON ({e.msg})", "rerun the stage that produces it") from None
-            if not isinstance(rec, dict):
-                raise LisError(f"{rel}:{n} is not a JSON object", "rerun the stage that produces it")
-            out.append(rec)
-        return out
+        """A declared JSONL input, read strictly: a line that is not a JSON object is one error naming it."""
+        return [rec for _, rec in iter_jsonl(self.text(rel), mode="strict", where=rel,
+                                             hint="rerun the stage that produces it")]
 
     def csv(self, rel: str) -> list[dict[str, str]]:
         text = self.text(rel)

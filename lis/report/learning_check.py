@@ -16,9 +16,9 @@ the numbers are what the runs gave.
 """
 from __future__ import annotations
 
-import itertools
-import random
 from typing import Any
+
+from lis.util.stats import bootstrap_mean_ci, sign_flip_p
 
 N_BOOT = 4000
 N_PERM = 20000
@@ -29,32 +29,9 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def bootstrap_ci(values: list[float], seed: int = 0, n: int = N_BOOT) -> list[float] | None:
-    """95% percentile bootstrap interval of the mean."""
-    if not values:
-        return None
-    if len(values) == 1:
-        return [values[0], values[0]]
-    rng = random.Random(seed)
-    k = len(values)
-    means = sorted(sum(rng.choice(values) for _ in range(k)) / k for _ in range(n))
-    return [round(means[int(0.025 * n)], 4), round(means[int(0.975 * n) - 1], 4)]
-
-
-def sign_flip_p(diffs: list[float], seed: int = 0, n: int = N_PERM) -> float | None:
-    """Two-sided p-value of the mean paired difference under random sign flips."""
-    nonzero = [d for d in diffs if d != 0]
-    if not nonzero:
-        return 1.0 if diffs else None
-    observed = abs(sum(nonzero))
-    if len(nonzero) <= 20:
-        hits = total = 0
-        for signs in itertools.product((1, -1), repeat=len(nonzero)):
-            total += 1
-            hits += abs(sum(s * d for s, d in zip(signs, nonzero))) >= observed - 1e-12
-        return hits / total
-    rng = random.Random(seed)
-    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in nonzero)) >= observed - 1e-12 for _ in range(n))
-    return (hits + 1) / (n + 1)
+    """95% percentile bootstrap interval of the mean over tasks (:func:`lis.util.stats.bootstrap_mean_ci`), rounded."""
+    ci = bootstrap_mean_ci(values, seed=seed, n_resamples=n)
+    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
 def _scored(records: list[dict[str, Any]]) -> dict[tuple[str, int], float]:
@@ -84,7 +61,7 @@ def paired(treatment: list[dict[str, Any]], control: list[dict[str, Any]], seed:
     diffs = [a[k] - b[k] for k in keys]
     return {"n_pairs": len(keys), "mean_difference": round(_mean(diffs), 4) if diffs else None,
             "ci95": bootstrap_ci(diffs, seed), "wins": sum(d > 0 for d in diffs), "losses": sum(d < 0 for d in diffs),
-            "ties": sum(d == 0 for d in diffs), "p_value": sign_flip_p(diffs, seed),
+            "ties": sum(d == 0 for d in diffs), "p_value": sign_flip_p(diffs, seed=seed, n_resamples=N_PERM),
             "unpaired": len(set(a) ^ set(b))}
 
 

@@ -20,12 +20,11 @@ from lis.report.cells import DASH
 from lis.report.inputs import LEARNING_DOMAIN, REPLICATE_MODELS
 from lis.report.learning_check import model_summary, paired
 from lis.report.tables import Table
+from lis.util.stats import t_quantile
 
 
 def over_seeds(diffs: list[float]) -> dict[str, Any]:
     """Mean, sample sd, k and the 95 % Student-t interval (df k − 1) of per-seed differences."""
-    from scipy import stats
-
     k = len(diffs)
     if not k:
         return {"k": 0, "mean": None, "sd": None, "ci95": None}
@@ -33,7 +32,7 @@ def over_seeds(diffs: list[float]) -> dict[str, Any]:
     if k < 2:
         return {"k": 1, "mean": round(mean, 4), "sd": None, "ci95": None}
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (k - 1))
-    half = float(stats.t.ppf(0.975, k - 1)) * sd / math.sqrt(k)
+    half = t_quantile(k - 1) * sd / math.sqrt(k)
     return {"k": k, "mean": round(mean, 4), "sd": round(sd, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}
 
 

@@ -25,7 +25,6 @@ behaviour stage's ``turns.jsonl`` or any JSONL of ``{"episode": ref, "step": i, 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -38,6 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from lis.errors import LisError
 from lis.report.viewer_episode import episode_page
 from lis.report.viewer_index import OUTCOMES, Row, index_page, job_page, job_summary_row
+from lis.util.jsonl import iter_jsonl
 
 log = logging.getLogger("lis.report.viewer")
 
@@ -99,18 +99,13 @@ def load(inputs: Iterable[Path | str]) -> Loaded:
             text = f.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
             raise LisError(f"{f}: cannot be read ({e.strerror or e})", "check the path and its permissions") from None
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                out.problems.append(f"{f}:{n}: not JSON ({e.msg}); skipped")
-                continue
-            if not isinstance(rec, dict) or "task_id" not in rec or "model" not in rec:
-                out.problems.append(f"{f}:{n}: not a trajectory record (no task_id/model); skipped")
+        skipped: list[tuple[int, str]] = []
+        for n, rec in iter_jsonl(text, mode="tolerant", where=str(f), skipped=skipped):
+            if "task_id" not in rec or "model" not in rec:
+                skipped.append((n, "not a trajectory record (no task_id/model)"))
                 continue
             out.records.append(rec)
+        out.problems += [f"{f}:{n}: {why}; skipped" for n, why in sorted(skipped)]
     return out
 
 
@@ -129,20 +124,22 @@ def read_capabilities(path: Path | str) -> dict[tuple[str, int], list[str]]:
 def parse_capabilities(text: str, where: str) -> dict[tuple[str, int], list[str]]:
     """:func:`read_capabilities` on text already read (``where`` names it in errors)."""
     out: dict[tuple[str, int], list[str]] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    hint = ('each line is {"episode": "<model/domain/task#repeat@mode>", "step": 0, '
+            '"capabilities": ["file"]} or a row of the behaviour stage\'s turns.jsonl')
+    skipped: list[tuple[int, str]] = []
+    for n, row in iter_jsonl(text, mode="tolerant", where=where, skipped=skipped):
+        if skipped:  # an earlier line is not a JSON object: stop there
+            break
         try:
-            row = json.loads(line)
             ref = str(row["episode"]) if "episode" in row else episode_ref(
                 {k: row[k] for k in ("model", "domain", "task_id", "repeat", "mode")})
             key = (ref, int(row["step"]))
             caps = [str(c) for c in row["capabilities"]]
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise LisError(f"{where}:{n}: not a capabilities row",
-                           'each line is {"episode": "<model/domain/task#repeat@mode>", "step": 0, '
-                           '"capabilities": ["file"]} or a row of the behaviour stage\'s turns.jsonl') from None
+        except (KeyError, TypeError, ValueError):
+            raise LisError(f"{where}:{n}: not a capabilities row", hint) from None
         out[key] = caps
+    if skipped:  # strict in effect, with this file's own message for a line that is not a JSON object
+        raise LisError(f"{where}:{skipped[0][0]}: not a capabilities row ({skipped[0][1]})", hint)
     return out
 
 

@@ -12,6 +12,8 @@ import json
 import threading
 from pathlib import Path
 
+from lis.util.jsonl import append_jsonl, read_jsonl
+
 
 def cache_key(model: str, prompt: str, repeat: int) -> str:
     """SHA-256 over the judge model's name, the exact prompt and the repeat index."""
@@ -23,13 +25,10 @@ class JudgeCache:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._replies: dict[str, str] = {}
-        if self.path.is_file():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    rec = json.loads(line)
-                    self._replies[rec["key"]] = rec["reply"]
-                except (ValueError, KeyError, TypeError):
-                    continue
+        # tolerant: a crash mid-append leaves a torn last line; a line without key/reply is skipped too
+        for rec in read_jsonl(self.path, mode="tolerant", missing_ok=True):
+            if isinstance(rec.get("key"), str) and isinstance(rec.get("reply"), str):
+                self._replies[rec["key"]] = rec["reply"]
 
     def __len__(self) -> int:
         return len(self._replies)
@@ -48,7 +47,4 @@ class JudgeCache:
             if key in self._replies:
                 return
             self._replies[key] = reply
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
-                f.flush()
+            append_jsonl(self.path, record)

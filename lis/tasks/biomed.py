@@ -17,8 +17,9 @@ from typing import Any
 
 from lis.errors import LisError
 from lis.tasks.choices import check_contiguous, parse_answer_choices
-from lis.tasks.rows import read_jsonl, require
+from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
+from lis.util.jsonl import read_jsonl
 
 DOMAIN = "biomed"
 BENCHMARK = "MedXpertQA Text"
@@ -60,7 +61,7 @@ def from_raw(row: dict[str, Any]) -> Task:
 
 def load_sample(folder: Path) -> list[Task]:
     """The 30 MedXpertQA Text rows in ``data/samples/medxpertqa``."""
-    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE)]
+    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE, mode="strict", hint=SAMPLES_HINT)]
 
 
 def load_original(revision: str) -> list[Task]:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
-from lis.tasks.rows import read_jsonl, require
+from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
+from lis.util.jsonl import read_jsonl
 
 DOMAIN = "instruct_follow"
 BENCHMARK = "IFBench"
@@ -57,7 +58,7 @@ def from_raw(row: dict[str, Any]) -> Task:
 
 def load_sample(folder: Path) -> list[Task]:
     """The 30 IFBench rows in ``data/samples/ifbench``."""
-    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE)]
+    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE, mode="strict", hint=SAMPLES_HINT)]
 
 
 def load_original(revision: str) -> list[Task]:

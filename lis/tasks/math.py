@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
-from lis.tasks.rows import read_jsonl, require
+from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
+from lis.util.jsonl import read_jsonl
 
 DOMAIN = "math"
 BENCHMARK = "AIME 2025"
@@ -40,7 +41,7 @@ def from_raw(row: dict[str, Any]) -> Task:
 
 def load_sample(folder: Path) -> list[Task]:
     """All 30 AIME 2025 problems from ``data/samples/aime25``."""
-    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE)]
+    return [from_raw(r) for r in read_jsonl(folder / SAMPLE_FILE, mode="strict", hint=SAMPLES_HINT)]
 
 
 def enrich_paper(task: Task) -> Task:

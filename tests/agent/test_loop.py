@@ -6,9 +6,10 @@ import json
 import pytest
 
 from lis.agent.loop import CONTINUE_MSG, AgentConfig, run_episode
-from lis.agent.trajectory import Trajectory, append_jsonl, read_jsonl
+from lis.agent.trajectory import Trajectory
 from lis.models.base import ContextLengthError, ModelError
 from lis.models.scripted import ScriptedModel, assistant, tool_call
+from lis.util.jsonl import append_jsonl, read_jsonl
 
 pytestmark = pytest.mark.docker
 START = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Solve it."}]
@@ -124,5 +125,5 @@ def test_record_round_trips_through_jsonl(sb, tmp_path):
     append_jsonl(path, rec.to_dict())
     with open(path, "a") as f:
         f.write('{"torn": ')  # a crash mid-write
-    back = [Trajectory.from_dict(d) for d in read_jsonl(path)]
+    back = [Trajectory.from_dict(d) for d in read_jsonl(path, mode="tolerant")]
     assert len(back) == 1 and back[0].to_dict() == json.loads(json.dumps(rec.to_dict()))

@@ -23,7 +23,8 @@ from lis.agent.trajectory import Trajectory
 from lis.analysis.behaviour.classify import EpisodeVerdict, classify_episode
 from lis.analysis.behaviour.reasoning import count_patterns, response_text
 from lis.analysis.behaviour.rules import Rules
-from lis.analysis.behaviour.stats import boot_ratios, ratio, rng_for, rounded, stat
+from lis.analysis.behaviour.stats import ratio, rounded, stat
+from lis.util.stats import bootstrap_ratios, rng_for
 
 ANY = "any"
 
@@ -114,9 +115,9 @@ def group_stats(rows: list[EpisodeRow], caps: tuple[str, ...], key: dict[str, st
     b, seed = settings["replicates"], settings["seed"]
     kt = tuple(sorted(key.items()))
     usage_pt = ratio(U, T)
-    usage_reps = boot_ratios(U, T, b, rng_for(seed, "usage", kt))
+    usage_reps = bootstrap_ratios(U, T, b=b, rng=rng_for(seed, "usage", kt))
     turns_pt = ratio(T[:, None], E)[0]
-    turns_reps = boot_ratios(T[:, None], E, b, rng_for(seed, "turns", kt))[:, 0]
+    turns_reps = bootstrap_ratios(T[:, None], E, b=b, rng=rng_for(seed, "turns", kt))[:, 0]
     rules: Counter = Counter()
     for r in included:
         rules.update(r.rules)

@@ -9,12 +9,12 @@ unreadable file or a line that is not a trajectory record is a one-line error na
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 from lis.agent.trajectory import Trajectory
 from lis.errors import LisError
+from lis.util.jsonl import iter_jsonl
 
 HINT = "run its eval job first (lis eval run --model M --domain D --mode X), or leave it out"
 
@@ -48,17 +48,15 @@ def load_trajectories(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list
             raise LisError(f"cannot read behaviour input {path}: {type(e).__name__}: {e}",
                            "re-run the eval job that writes it") from None
         n = 0
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
+        hint = "re-run the eval job that writes it"
+        for lineno, d in iter_jsonl(text, mode="strict", where=f"behaviour input {path}", hint=hint):
             try:
-                d = json.loads(line)
-                if not isinstance(d, dict) or not isinstance(d.get("steps"), list) or "mode" not in d:
+                if not isinstance(d.get("steps"), list) or "mode" not in d:
                     raise ValueError("not a trajectory record (no steps/mode)")
                 records.append(Trajectory.from_dict(d))
             except (ValueError, TypeError, AttributeError, KeyError) as e:
                 raise LisError(f"behaviour input {path} line {lineno} is not a trajectory record: "
-                               f"{' '.join(str(e).split())[:160]}", "re-run the eval job that writes it") from None
+                               f"{' '.join(str(e).split())[:160]}", hint) from None
             n += 1
         inputs.append({"path": path.as_posix(), "sha256": hashlib.sha256(data).hexdigest(), "records": n})
     return inputs, records

@@ -36,6 +36,7 @@ from typing import Any, Iterable, Iterator
 
 from lis.agent.trajectory import SCHEMA_VERSION, Step, ToolCallRecord, Trajectory
 from lis.errors import LisError
+from lis.util.jsonl import iter_jsonl
 
 _EXIT = re.compile(r"\AExit code: (?:Error: Exit code )?(-?\d+)")
 _EDITOR_REFUSED = re.compile(r"\A(?:Execution output of \\?\[str_replace_editor\]:\s*)?(?:ERROR|Error)\b|"
@@ -191,14 +192,8 @@ def _rl_lines(path: Path) -> Iterator[tuple[int, dict]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise LisError(f"cannot read RL rollout file {path}: {type(e).__name__}: {e}", "check the file") from None
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise LisError(f"{path} line {n} is not JSON: {e.msg}", "give chat_completions JSONL files") from None
-        if not isinstance(d, dict) or not isinstance(d.get("chat_completions"), list):
+    for n, d in iter_jsonl(text, mode="strict", where=str(path), hint="give chat_completions JSONL files"):
+        if not isinstance(d.get("chat_completions"), list):
             raise LisError(f"{path} line {n} has no chat_completions list", "give chat_completions JSONL files")
         yield n, d
 

@@ -10,7 +10,6 @@ CSV numbers are percentages (usage) and turns; the JSON keeps fractions with 95%
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,6 +17,7 @@ from lis.agent.trajectory import Trajectory
 from lis.analysis.behaviour.aggregate import ANY, EpisodeRow, episode_rows
 from lis.analysis.behaviour.rules import Rules, load_rules
 from lis.analysis.behaviour.tables import behaviour_tables
+from lis.util.jsonl import write_jsonl
 
 SCHEMA = "lis.behaviour/1"
 
@@ -121,14 +121,6 @@ def write_csvs(report: dict[str, Any], folder: Path) -> list[Path]:
 
 def write_turns(rows: list[EpisodeRow], path: Path) -> None:
     """One line per turn: episode, step, capabilities, rules, followed files, evidence (audit trail)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in rows:
-            if r.verdict is None:
-                continue
-            for t in r.verdict.per_turn:
-                f.write(json.dumps({"model": r.model, "domain": r.domain, "mode": r.mode, "task_id": r.task_id,
-                                    "repeat": r.repeat, "included": r.included, **t.to_dict()},
-                                   ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    write_jsonl(path, ({"model": r.model, "domain": r.domain, "mode": r.mode, "task_id": r.task_id,
+                        "repeat": r.repeat, "included": r.included, **t.to_dict()}
+                       for r in rows if r.verdict is not None for t in r.verdict.per_turn), default=None)

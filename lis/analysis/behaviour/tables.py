@@ -23,7 +23,8 @@ import numpy as np
 from lis.analysis.behaviour.aggregate import ANY, EpisodeRow, GroupStats, delta, group_stats, mean_of, member, order
 from lis.analysis.behaviour.reasoning import row_ids
 from lis.analysis.behaviour.rules import Rules
-from lis.analysis.behaviour.stats import boot_ratios, ratio, rng_for, stat
+from lis.analysis.behaviour.stats import ratio, stat
+from lis.util.stats import bootstrap_ratios, rng_for
 
 
 def _by(rows: list[EpisodeRow], *fields: str) -> dict[tuple, list[EpisodeRow]]:
@@ -39,7 +40,8 @@ def _reasoning(rows: list[EpisodeRow], ids: tuple[str, ...], key: dict, settings
     X = np.array([[r.reasoning[i] for i in ids] for r in included], dtype=float).reshape(n, len(ids))
     E = np.ones(n)
     pt = ratio(X, E)
-    reps = boot_ratios(X, E, settings["replicates"], rng_for(settings["seed"], "reasoning", tuple(sorted(key.items()))))
+    reps = bootstrap_ratios(X, E, b=settings["replicates"],
+                            rng=rng_for(settings["seed"], "reasoning", tuple(sorted(key.items()))))
     return {"n": n, "points": pt, "reps": reps,
             "record": {**key, "responses": n, "excluded": sum(1 for r in rows if not r.included),
                        "per_response": {i: stat(pt[j], reps[:, j], n, 2) for j, i in enumerate(ids)}}}

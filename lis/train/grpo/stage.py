@@ -37,11 +37,10 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
 
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
                    overrides: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
-    from lis.agent.trajectory import read_jsonl
     from lis.manifest import read_json, stage_manifest, write_json
     from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
-    from lis.tasks.schema import Task
+    from lis.tasks.io import read_tasks
     from lis.models.serve_plan import STATE_DIR
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.vllm_server import ServerMode
@@ -56,7 +55,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
         raise LisError(f"no model to start from in {init}", "run the sft stage first (lis train sft)")
     if not data.is_file():
         raise LisError(f"no training tasks at {data}", "run the context_tasks stage first (lis context-tasks)")
-    tasks = [Task.from_dict(r) for r in read_jsonl(data)]
+    tasks = read_tasks(data)  # strictly: a corrupt row is one error line naming the file and line, never dropped
     if not tasks:
         raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
     init_manifest = _read(init / "manifest.json")

@@ -30,6 +30,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from lis.train.grpo.settings import GRPOSettings
+from lis.util.jsonl import append_jsonl, read_jsonl
 
 log = logging.getLogger("lis.train.grpo")
 
@@ -52,18 +53,12 @@ class StepLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(self, row: dict[str, Any]) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+        append_jsonl(self.path, row)
 
     def rows(self) -> list[dict[str, Any]]:
-        if not self.path.is_file():
-            return []
         out = {}
-        for line in self.path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        # tolerant: a run killed mid-write leaves a torn last line
+        for row in read_jsonl(self.path, mode="tolerant", missing_ok=True):
             out[row["step"]] = row  # a resumed run rewrites the steps after its checkpoint
         return [out[k] for k in sorted(out)]
 

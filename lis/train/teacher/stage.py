@@ -45,7 +45,7 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
 
 
 def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifest: Path) -> dict[str, Any]:
-    from lis.agent.trajectory import append_jsonl
+    from lis.util.jsonl import append_jsonl, write_jsonl
     from lis.errors import LisError
     from lis.manifest import read_json, stage_manifest, write_json
     from lis.models.scripted import ScriptedModel
@@ -93,12 +93,8 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
                               workers=workers, on_done=lambda d: (append_jsonl(tmp, d), bar.advance()))
     bar.close()
     records.sort(key=lambda d: d["teacher"]["index"])
-    with open(tmp, "w", encoding="utf-8") as f:
-        import json
-
-        for d in records:
-            f.write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
-    tmp.replace(path)
+    write_jsonl(path, records)  # atomically, in teacher order (tmp holds them in finishing order)
+    tmp.unlink(missing_ok=True)
     by_source: dict[str, Counter] = {}
     for d in records:
         c = by_source.setdefault(d["teacher"]["source"], Counter())

@@ -1,0 +1,135 @@
+"""JSONL files: one JSON object per line. Every reader says how it treats a bad line (``mode``, no default):
+
+- ``"strict"``: a line that is not a JSON object ends the command with one line naming the file and
+  the line number (:class:`LisError`): inputs a stage must not silently lose (tasks, training data,
+  report inputs).
+- ``"tolerant"``: such a line is skipped and counted, never fatal: files a crash may leave with a torn
+  last line (an append-only log, a cache, episodes being written). The skipped lines go to the
+  caller's ``skipped`` list when it gives one (it reports them), else they are logged as one warning.
+
+Blank lines are ignored in both modes. Readers:
+
+    read_jsonl(path, mode="strict")                      # [obj, ...]
+    iter_jsonl(text, mode="strict", where=str(path))     # (line number, obj), for rows checked further
+    read_text(path)                                      # the file's text, or one LisError line
+
+Writers: :func:`write_jsonl` (whole file, atomically: temporary file + rename) and
+:func:`append_jsonl` (one line, flushed and fsynced). The eval journal keeps its own writer
+(lis/eval/journal.py: torn-tail repair, locking).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal
+
+from lis.errors import LisError
+from lis.util.text import safe_text
+
+Mode = Literal["strict", "tolerant"]
+MODES = ("strict", "tolerant")
+
+log = logging.getLogger(__name__)
+_append_lock = threading.Lock()
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"JSONL mode must be 'strict' or 'tolerant', not {mode!r}")
+
+
+def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = False) -> str | None:
+    """The UTF-8 text of ``path``; a missing file, a folder or bytes that are not UTF-8 are one
+    LisError line naming it (``hint``: how to fix it). ``missing_ok``: a missing file is None."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise LisError(f"{path} does not exist", hint) from None
+    except IsADirectoryError:
+        raise LisError(f"{path} is a folder, not a JSONL file", hint) from None
+    except UnicodeDecodeError as e:
+        raise LisError(f"{path} is not UTF-8 text (byte {e.start})", hint) from None
+    except OSError as e:
+        raise LisError(f"{path} cannot be read ({e.strerror or e})", hint) from None
+
+
+def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
+               skipped: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages).
+
+    A line that is not a JSON object: with ``mode="strict"`` a LisError "<where> line <n> is not
+    valid JSON (...)" / "... is not a JSON object"; with ``mode="tolerant"`` it is skipped and
+    (line number, reason) appended to ``skipped``, or, without that list, counted and logged as one
+    warning once the text is read."""
+    _check_mode(mode)
+    own: list[tuple[int, str]] = []
+    bad = own if skipped is None else skipped
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            if mode == "strict":
+                raise LisError(f"{where} line {n} is not valid JSON ({e.msg})", hint) from None
+            bad.append((n, f"not JSON ({e.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            if mode == "strict":
+                raise LisError(f"{where} line {n} is not a JSON object", hint)
+            bad.append((n, f"not a JSON object ({type(obj).__name__})"))
+            continue
+        yield n, obj
+    if own:
+        log.warning("%s: skipped %d line(s) that are not JSON objects (first: line %d, %s)",
+                    where, len(own), own[0][0], own[0][1])
+
+
+def read_jsonl(path: str | Path, *, mode: Mode, hint: str | None = None, missing_ok: bool = False,
+               skipped: list[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
+    """The objects of a JSONL file (see :func:`iter_jsonl` for ``mode``). A missing or unreadable
+    file is one LisError line in both modes; ``missing_ok``: a missing file has no objects."""
+    text = read_text(path, hint=hint, missing_ok=missing_ok)
+    if text is None:
+        return []
+    return [obj for _, obj in iter_jsonl(text, mode=mode, where=str(path), hint=hint, skipped=skipped)]
+
+
+def dumps_line(record: Any, *, default: Any = str) -> str:
+    """One JSONL line (with its newline) of ``record``: UTF-8 kept (``ensure_ascii=False``), key order
+    kept, values JSON does not know through ``default``, never unencodable (lone surrogates escaped)."""
+    return safe_text(json.dumps(record, ensure_ascii=False, default=default) + "\n")[0]
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any], *, default: Any = str) -> Path:
+    """Write ``records`` one per line atomically: a temporary file beside ``path``, then a rename, so
+    a reader sees the old file or the whole new one. Returns ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for r in records:
+                f.write(dumps_line(r, default=default))
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def append_jsonl(path: str | Path, record: Any, *, default: Any = str) -> None:
+    """Append one record as a line and flush it to disk (a crash loses nothing that finished; a crash
+    mid-write leaves a torn last line, which a ``tolerant`` reader skips)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = dumps_line(record, default=default)
+    with _append_lock, open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
