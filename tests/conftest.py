@@ -78,6 +78,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(name)
 
 
+def one_line_error(r, *needles):
+    """A command refused its input the CLI's way: exit 2, stderr one `error:` line (no traceback) naming each needle."""
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

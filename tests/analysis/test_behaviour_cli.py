@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.analysis.behaviour_helpers import bash, edit, episode, submit
-from tests.conftest import run
+from tests.conftest import one_line_error, run
 
 OUTPUT = Path(__file__).parent / "fixtures" / "official" / "output"
 
@@ -20,14 +20,6 @@ def write_jsonl(path: Path, recs) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in recs))
     return path
-
-
-def one_line_error(r, *needles):
-    assert r.returncode == 2, r.stdout + r.stderr
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_analyse_writes_json_csv_and_turns_from_exactly_the_given_files(tmp_path):

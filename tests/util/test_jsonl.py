@@ -11,7 +11,7 @@ import pytest
 from lis.errors import LisError
 from lis.tasks import load_samples, write_tasks
 from lis.util.jsonl import append_jsonl, iter_jsonl, read_jsonl, write_jsonl
-from tests.conftest import run
+from tests.conftest import one_line_error, run
 
 GOOD = {"id": "a", "x": 1}
 
@@ -85,14 +85,6 @@ def corrupt_tasks(tmp_path):
     lines[1] = lines[1][: len(lines[1]) // 2]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def one_line_error(r, *needles):
-    assert r.returncode == 2, r.stdout + r.stderr
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_grpo_and_teacher_read_training_tasks_strictly(tmp_path, corrupt_tasks):
