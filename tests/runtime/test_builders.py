@@ -18,6 +18,11 @@ from tests.conftest import ROOT
 PROFILES = ("ci", "smoke", "full")
 
 
+# Without an image manifest the image tag is computed, and its build path depends on whether a
+# registry answers: the engine is asked (lis.sandbox.image.build.expected_tag). `make test-fast` leaves these out.
+needs_engine = pytest.mark.docker
+
+
 @pytest.fixture(scope="module", params=PROFILES)
 def p(request):
     return load(ROOT, profile=request.param)
@@ -78,6 +83,7 @@ def test_agent_config_is_the_agent_section(p):
                                                                          default.max_output_bytes)
 
 
+@needs_engine
 def test_agent_config_takes_the_domains_context_the_models_sampling_and_the_sandboxs_limits(p):
     a = p.section("agent")
     by_domain = a["max_context_tokens_by_domain"]
@@ -100,12 +106,14 @@ def test_view_extensions_become_a_tuple(p):
 
 
 # -- sandbox ----------------------------------------------------------------------------------------
+@needs_engine
 def test_sandbox_config_is_the_sandbox_and_image_sections(p):
     assert sandbox_config(p, run_id="r") == config_from_params(p.section("sandbox"), p.section("image"), run_id="r")
     assert sandbox_config(p, run_id="r", backend="docker") == \
         config_from_params(p.section("sandbox"), p.section("image"), run_id="r", backend="docker")
 
 
+@needs_engine
 def test_sandbox_overrides_replace_keys_and_unset_ones_leave_the_sections(p):
     sec = p.section("sandbox")
     same = sandbox_config(p, run_id="r", overrides={"backend": None, "network": ""})
@@ -121,6 +129,7 @@ def test_a_bad_stage_backend_is_refused(p):
         sandbox_config(p, run_id="r", backend="podman")
 
 
+@needs_engine
 def test_built_image_reads_the_projects_image_manifest_for_docker(proj):
     p = load(proj, profile="ci")
     without = sandbox_config(p, run_id="r", overrides={"backend": "docker"}, built_image=True)
