@@ -19,11 +19,10 @@ from lis.agent.loop import AgentConfig
 from lis.agent.tools.dispatch import ToolSettings
 from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.models.scripted import ScriptedModel, assistant, tool_call
-from lis.prompts import layout
 from lis.rewards import score
 from lis.sandbox.factory import make_sandbox
 from lis.train.teacher.context_plans import MAX_STEPS, plan
-from lis.train.teacher.sim_sandbox import SimSandbox
+from lis.train.teacher.episodes import task_sandbox
 from tests.sandbox.conftest import base_config  # noqa: F401  (session fixture: the test image, small limits)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,12 +33,7 @@ MARKERS = ("grep -n -i", "/testbed/documents/* |", "cat /testbed/documents/", '"
 
 def simulate(task, mode, seed):
     """The plan of ``task`` as the teacher makes it: a simulated sandbox with the task's files."""
-    lay = layout(task, mode)
-    box = SimSandbox()
-    box.mkdirs(lay.working_dir, lay.input_dir, lay.output_dir)
-    if lay.place_files:
-        for name, text in task.input_files.items():
-            box.put(f"{lay.input_dir}/{name}", text)
+    lay, box = task_sandbox(task, mode)
     return plan(task, mode, lay, box, random.Random(seed))
 
 

@@ -21,6 +21,7 @@ from lis.agent.trajectory import Trajectory
 from lis.analysis.behaviour.classify import classify_episode
 from lis.analysis.behaviour.rules import Rules, load_rules
 from lis.errors import LisError
+from lis.util.jsonl import iter_jsonl, read_text
 
 CATEGORIES = ("external", "file", "compute")
 
@@ -34,10 +35,7 @@ def action_sha256(function: str | None, parameters: Any) -> str:
 def load_labels(path: str | Path) -> list[dict]:
     """The label lines of ``path`` (JSONL; lines starting with ``_about`` keys are skipped)."""
     out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        d = json.loads(line)
+    for n, d in iter_jsonl(read_text(path), mode="strict", where=str(path), hint="see the labels' README"):
         if "_about" in d:
             continue
         missing = [k for k in ("episode", "step", "action_sha256", *CATEGORIES) if k not in d]

@@ -82,10 +82,9 @@ def _remaining(msg: dict[str, Any], n: int) -> None:
     msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
 
 
-def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tuple[list[Step | None], int]:
-    """The scripted turns of ``task`` in a sandbox mode, ending with ``submit`` (None: a bad turn
-    there, one the loop has to correct), and the ``max_turns`` the episode runs under.
-    ``planner(task, mode, layout, sim_sandbox, rng)`` makes the tool calls (default: :func:`plan`)."""
+def task_sandbox(task: Task, mode: str):
+    """The layout of ``task`` in ``mode`` and a simulated sandbox holding its folders and, where the
+    mode places them, its files: what a plan starts from."""
     from lis.prompts import layout
 
     lay = layout(task, mode)
@@ -94,6 +93,14 @@ def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tu
     if lay.place_files:
         for name, text in task.input_files.items():
             box.put(f"{lay.input_dir}/{name}", text)
+    return lay, box
+
+
+def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tuple[list[Step | None], int]:
+    """The scripted turns of ``task`` in a sandbox mode, ending with ``submit`` (None: a bad turn
+    there, one the loop has to correct), and the ``max_turns`` the episode runs under.
+    ``planner(task, mode, layout, sim_sandbox, rng)`` makes the tool calls (default: :func:`plan`)."""
+    lay, box = task_sandbox(task, mode)
     turns: list[Step | None] = list((planner or plan)(task, mode, lay, box, rng))
     if rng.random() < 0.12:
         turns.insert(rng.randrange(len(turns) + 1), None)  # None: a bad turn here
