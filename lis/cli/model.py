@@ -10,7 +10,8 @@ import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 
-app = typer.Typer(help="Models this pipeline does not train: record each one's card.", no_args_is_help=True)
+app = typer.Typer(help="Models this pipeline does not train: record each one's card; random-init models of a "
+                       "published shape (rehearsals).", no_args_is_help=True)
 log = logging.getLogger("lis.model")
 
 
@@ -34,3 +35,25 @@ def card(model: str = typer.Option(..., "--model", "-m", help="A models entry li
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "card.json", card)
     log.info("model card of %s: %s", model, json.dumps(card["fingerprint"]))
+
+
+@app.command("random")
+def random_model(config: Path = typer.Option(..., "--config", help="A Qwen3 configuration: a JSON of "
+                                                                   "data/model_configs/ or a model folder."),
+                 tokenizer: Path = typer.Option(Path("data/models/base"), "--tokenizer",
+                                                help="A folder holding the tokenizer (the tiny base's)."),
+                 out: Path = typer.Option(..., "--out", help="Folder to write the random-init model into."),
+                 seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1),
+                 dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16"),
+                 log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """A random-init model of a published shape with the offline tokenizer, for paper-scale rehearsals
+    (no weights, no hub): memory and kernels are the shape's."""
+    from lis.errors import LisError
+    from lis.train.tiny.random_model import build_random
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    if dtype not in ("float32", "bfloat16"):
+        raise LisError(f"--dtype {dtype!r} is not float32 or bfloat16", "use --dtype float32 or --dtype bfloat16")
+    manifest = build_random(out, config, tokenizer_dir=tokenizer, seed=seed, dtype=dtype)
+    typer.echo(json.dumps(manifest, indent=1))

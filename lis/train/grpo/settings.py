@@ -2,10 +2,11 @@
 
 The paper's recipe (its released script, rLLM/verl): 8 prompts × 8 samples per step, lr 1e-6
 constant, clip ratio 0.2 low / 0.28 high, no KL, RLOO-style advantages (group mean, no std
-scaling; RLOO differs by the constant n/(n−1)), token-sum loss aggregation (TRL's ``dr_grpo``
-divides the token sum by a constant, the same up to a factor), temperature 1.0, 100 turns, 16K
-prompt and 64K episode budgets, over-long or max-turn episodes rewarded 0, 150 steps (4B) / 50
-(30B), a checkpoint every 10 steps.
+scaling; RLOO differs by the constant n/(n−1)), ``seq-mean-token-sum`` loss aggregation (each
+episode's token sum, averaged over the step's episodes) with verl's dual clip (c = 3) for negative
+advantages, no importance-sampling correction, temperature 1.0, 100 turns, 16K prompt and 64K
+episode budgets, over-long or max-turn episodes rewarded 0, 150 steps (4B) / 50 (30B), a
+checkpoint every 10 steps.
 """
 from __future__ import annotations
 
@@ -29,18 +30,25 @@ class GRPOSettings:
     clip_high: float = 0.28
     beta: float = 0.0
     scale_rewards: str = "none"
-    loss_type: str = "dr_grpo"
+    loss_agg: str = "seq-mean-token-sum"   # seq-mean-token-sum | token-mean | seq-mean-token-mean (lis.train.grpo.loss)
+    clip_dual: float | None = 3.0
+    importance_sampling: dict[str, Any] = field(default_factory=lambda: {"mode": "none", "max": 3.0, "min": None})
     micro_batch: int = 1
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int | None = 0                # 0 (or None): no top-k
-    max_tokens_per_turn: int | None = None
+    max_tokens_per_turn: int | None = 16384
     max_turns: int = 100
     max_prompt_tokens: int = 16384
     max_episode_tokens: int = 65536
     overlong_reward: float = 0.0
     retries: int = 2
     save_every: int = 10
+    checkpoints: dict[str, Any] = field(default_factory=lambda: {"keep": 2, "optimizer": True})
+    precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
+    lora: dict[str, Any] = field(default_factory=lambda: {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]})
+    engine: dict[str, Any] = field(default_factory=lambda: {"max_batch": 64, "max_batch_tokens": 131072})
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
@@ -51,8 +59,9 @@ class GRPOSettings:
     def key(self) -> dict[str, Any]:
         """What a checkpoint depends on: the recipe, not where generation runs (a run resumes after
         moving between in-process generation and a vLLM server, or to another server URL, or to
-        another sandbox backend: the episodes' observations are the same)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("vllm", "sandbox_backend")}
+        another sandbox backend, or with another engine budget or checkpoint policy: the episodes'
+        observations are the same)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("vllm", "sandbox_backend", "engine", "checkpoints")}
 
     @classmethod
     def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":

@@ -16,7 +16,7 @@ import random
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,6 +41,9 @@ class SFTSettings:
     devices: int = 1                # processes (DDP ranks): each trains on its own batches, gradients averaged
     strategy: str = "auto"          # Lightning strategy: auto (one process) | ddp (gloo on CPU, nccl on GPUs)
     accelerator: str = "auto"       # auto: the GPU when there is one, else the CPU | cpu | gpu
+    precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
+    lora: dict[str, Any] = field(default_factory=lambda: {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]})
 
 
 def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str | Path, settings: SFTSettings, *,
