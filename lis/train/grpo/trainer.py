@@ -281,7 +281,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
         learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
         max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
-        scale_rewards=s.scale_rewards, loss_type=s.loss_type, num_iterations=1, **s.trl_sampling(),
+        scale_rewards=s.scale_rewards, loss_type="dr_grpo", num_iterations=1, **s.trl_sampling(),
         max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
         logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=2, seed=s.seed,
         data_seed=s.seed, use_cpu=not torch.cuda.is_available(), bf16=False, gradient_checkpointing=False,
