@@ -55,6 +55,15 @@ def _append_remaining(msg: dict[str, Any], n: int) -> None:
     msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
 
 
+def first_call_messages(messages: list[dict[str, Any]], cfg: AgentConfig) -> list[dict[str, Any]]:
+    """The conversation the model is given on an episode's first turn (the prompt messages with the
+    "Steps Remaining" line :func:`run_episode` adds): what a prompt budget must be checked against."""
+    history = copy.deepcopy(messages)
+    if cfg.steps_remaining and cfg.max_turns > 0:
+        _append_remaining(history[-1], cfg.max_turns)
+    return history
+
+
 def stopper(should_stop: Callable[[], bool] | None) -> Callable[[], bool]:
     """True once the whole run is cancelled (Ctrl-C, :mod:`lis.util.cancel`) or ``should_stop()``
     says so (one episode's own cancellation, e.g. its client went away)."""

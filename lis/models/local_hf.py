@@ -123,8 +123,7 @@ class LocalHFModel:
     # -- the interface -----------------------------------------------------------------------
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
         """Prompt ids: the chat template over ``messages`` and ``tools`` with the generation prompt."""
-        return list(self.tokenizer.apply_chat_template(arguments_as_dicts(messages), tools=tools or None,
-                                                       add_generation_prompt=True, tokenize=True, return_dict=False))
+        return render_ids(self.tokenizer, messages, tools)
 
     @property
     def engine(self) -> "BatchEngine":
@@ -233,6 +232,14 @@ class LocalHFModel:
         if isinstance(reasoning, str) and reasoning:
             message["reasoning_content"] = reasoning
         return message
+
+
+def render_ids(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
+    """Prompt ids of ``messages`` (and ``tools``) under ``tokenizer``'s chat template, with the
+    generation prompt: what a local model is given (also before a model is loaded, e.g. to check
+    training prompts against their budget)."""
+    return list(tokenizer.apply_chat_template(arguments_as_dicts(messages), tools=tools or None,
+                                              add_generation_prompt=True, tokenize=True, return_dict=False))
 
 
 def _generation_defaults(model: Any) -> Sampling:

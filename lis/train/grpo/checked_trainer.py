@@ -1,7 +1,15 @@
 """TRL's GRPOTrainer with the two checks every GRPO step of ours records.
 
     trainer = CheckedGRPOTrainer(model=..., rollout_func=..., ...)     # as GRPOTrainer
+    trainer.loss_settings = LossSettings.from_grpo(settings)            # the paper's loss (lis.train.grpo.loss)
+    trainer.step_norms = {"sequences": 64, "tokens": 51234}             # set by the rollout, every step
     trainer.checks.take(trainer.accelerator)   # once per optimizer step, on every rank: the step's numbers
+
+The loss: with ``loss_settings`` set, every loss computation is :mod:`lis.train.grpo.loss`'s (the
+paper's ``seq-mean-token-sum`` with verl's clips, an explicit importance-sampling mode) instead of
+TRL's ``loss_type``; ``step_norms`` are the step's episodes and trained tokens on this rank (the
+normalisers), set by the rollout before the step's first loss computation. The step's loss value
+(the sum of its micro-batches' shares, averaged over ranks) is recorded as ``loss_value``.
 
 1. **Train mode in every loss computation.** TRL weighs a micro-batch by the gradient-accumulation
    count only when the model is in train mode (``mode == "train"``); a micro-batch computed in eval
@@ -19,6 +27,12 @@
    This reads the tensors TRL's own loss computes (no extra forward pass). In vLLM server mode TRL
    also logs its own ``sampling/importance_sampling_ratio/*`` (against its pre-step recomputation).
 
+3. **Importance sampling against length.** Per episode, the sequence log-ratio (sum over its trained
+   tokens of trainer − sampler log-probability) and its trained tokens: the step records their mean,
+   extremes and least-squares slope per 1,000 tokens (a bf16 sampler drifts negative with length),
+   the pairs themselves, and the fraction of episodes (sequence modes) or tokens (token modes) that
+   the importance-sampling mode masked.
+
 Both wrap private TRL methods (``_compute_loss``, ``_get_per_token_logps_and_entropies``) of the
 pinned TRL 1.16; ``tests/train/test_grpo_checks.py`` fails if their meaning changes.
 """
@@ -29,6 +43,8 @@ from typing import Any
 
 import torch
 from trl import GRPOTrainer
+
+from lis.train.grpo.loss import LossSettings, aggregate, is_weights, policy_loss, sequence_log_ratios
 
 
 class StepChecks:
@@ -46,6 +62,15 @@ class StepChecks:
         self.ratio_max = -math.inf
         self.diff_sum = 0.0
         self.diff_max = 0.0
+        self.loss_value = 0.0
+        self.is_units = 0          # episodes (sequence modes) or tokens (token modes) the IS mode looked at
+        self.is_masked = 0         # ... and masked
+        self.seq_pairs: list[tuple[int, float]] = []   # (trained tokens, sequence log-ratio) per episode
+
+    def add_sequences(self, trainer_logps: torch.Tensor, sampler_logps: torch.Tensor, mask: torch.Tensor) -> None:
+        lengths = mask.sum(-1)
+        ratios = sequence_log_ratios(trainer_logps, sampler_logps, mask)
+        self.seq_pairs += [(int(n), round(float(r), 6)) for n, r in zip(lengths.tolist(), ratios.tolist()) if n > 0]
 
     def add(self, trainer_logps: torch.Tensor, sampler_logps: torch.Tensor, mask: torch.Tensor) -> None:
         keep = mask.bool() & torch.isfinite(sampler_logps)
@@ -63,14 +88,24 @@ class StepChecks:
     def take(self, accelerator: Any = None) -> dict[str, Any]:
         """The step's numbers over every rank (a collective: call it on all ranks), then reset."""
         local = torch.tensor([self.loss_calls, self.loss_calls_eval, self.tokens, self.ratio_sum, self.diff_sum,
+                              self.loss_value, self.is_units, self.is_masked,
                               self.ratio_min, -self.ratio_max, self.diff_max], dtype=torch.float64)
+        pairs = self.seq_pairs
+        ranks = 1
         if accelerator is not None and accelerator.num_processes > 1:
+            from accelerate.utils import gather_object
+
+            ranks = accelerator.num_processes
             rows = accelerator.gather(local.to(accelerator.device).unsqueeze(0)).cpu().view(-1, local.numel())
-            local = torch.cat([rows[:, :5].sum(0), rows[:, 5:].min(0).values[:2], rows[:, 7:].max(0).values])
-        calls, evals, tokens, rsum, dsum, rmin, neg_rmax, dmax = local.tolist()
+            local = torch.cat([rows[:, :8].sum(0), rows[:, 8:].min(0).values[:2], rows[:, 10:].max(0).values])
+            pairs = [p for part in gather_object([pairs]) for p in part]
+        calls, evals, tokens, rsum, dsum, loss_sum, units, masked, rmin, neg_rmax, dmax = local.tolist()
         self.reset()
         seen = tokens > 0
         return {"loss_calls": int(calls), "loss_calls_eval_mode": int(evals), "trained_tokens": int(tokens),
+                "loss_value": loss_sum / ranks if calls else None,   # DDP averages the ranks' gradients
+                "is_masked_fraction": round(masked / units, 6) if units else 0.0,
+                **_length_drift(pairs),
                 "is_ratio_min": round(rmin, 6) if seen else None,
                 "is_ratio_mean": round(rsum / tokens, 6) if seen else None,
                 "is_ratio_max": round(-neg_rmax, 6) if seen else None,
@@ -78,13 +113,44 @@ class StepChecks:
                 "logprob_diff_max": float(f"{dmax:.3g}") if seen else None}
 
 
+def _length_drift(pairs: list[tuple[int, float]]) -> dict[str, Any]:
+    """The sequence log-ratios of a step against episode length (see the module doc, check 3)."""
+    if not pairs:
+        return {"seq_logratio_mean": None, "seq_logratio_min": None, "seq_logratio_max": None,
+                "seq_logratio_per_1k_tokens": None, "seq_logratio_by_length": []}
+    n = len(pairs)
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in pairs) / sxx if sxx else None
+    return {"seq_logratio_mean": round(my, 6), "seq_logratio_min": round(min(ys), 6),
+            "seq_logratio_max": round(max(ys), 6),
+            "seq_logratio_per_1k_tokens": None if slope is None else float(f"{slope * 1000:.4g}"),
+            "seq_logratio_by_length": sorted(pairs)}
+
+
 class CheckedGRPOTrainer(GRPOTrainer):
-    """``GRPOTrainer`` that records :class:`StepChecks` (module doc) in ``self.checks``."""
+    """``GRPOTrainer`` that records :class:`StepChecks` (module doc) in ``self.checks`` and, with
+    ``loss_settings`` set, computes :mod:`lis.train.grpo.loss`'s loss."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.checks = StepChecks()
         self._loss_inputs: dict[str, Any] | None = None
+        self.loss_settings: LossSettings | None = None
+        self.step_norms: dict[str, float] | None = None
+        self.checkpoint_policy: dict[str, Any] | None = None   # grpo.checkpoints: keep, optimizer
+
+    def _save_checkpoint(self, model, trial):
+        """Check the disk before every checkpoint (lis.train.grpo.checkpoints), then save as TRL does."""
+        if self.checkpoint_policy is not None and self.args.should_save:
+            from lis.train.grpo.checkpoints import checkpoint_bytes, require_disk
+
+            need = checkpoint_bytes(self.accelerator.unwrap_model(self.model),
+                                    optimizer=bool(self.checkpoint_policy.get("optimizer", True)))
+            require_disk(self.args.output_dir, need, step=self.state.global_step,
+                         keep=int(self.checkpoint_policy.get("keep", 2)))
+        super()._save_checkpoint(model, trial)
 
     def _compute_loss(self, model, inputs):
         self.checks.loss_calls += 1
@@ -92,9 +158,60 @@ class CheckedGRPOTrainer(GRPOTrainer):
             self.checks.loss_calls_eval += 1
         self._loss_inputs = inputs
         try:
-            return super()._compute_loss(model, inputs)
+            if self.loss_settings is None:
+                return super()._compute_loss(model, inputs)
+            return self._paper_loss(model, inputs, self.loss_settings)
         finally:
             self._loss_inputs = None
+
+    def _paper_loss(self, model, inputs, s: LossSettings) -> torch.Tensor:
+        """The step's loss share of this micro-batch (lis.train.grpo.loss), with TRL's metrics."""
+        if not self.step_norms:
+            raise RuntimeError("CheckedGRPOTrainer.step_norms is not set: the rollout sets it every step")
+        prompt_ids, completion_ids = inputs["prompt_ids"], inputs["completion_ids"]
+        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+        attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+        mask = inputs["completion_mask"]
+        if inputs.get("tool_mask") is not None:
+            mask = mask * inputs["tool_mask"]
+        logps, entropies, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask,
+                                                                     completion_ids.size(1), compute_entropy=True)
+        old = inputs.get("old_per_token_logps")
+        old = logps.detach() if old is None else old
+        sampler = inputs.get("sampling_per_token_logps")
+        weights, dropped = is_weights(old, sampler, mask, s.is_mode, s.is_cap, s.is_floor)
+        per_token = policy_loss(logps, old, inputs["advantages"], s, weights, inputs.get("ref_per_token_logps"))
+        loss = aggregate(per_token, mask, s.agg, sequences=int(self.step_norms["sequences"]),
+                         tokens=float(self.step_norms["tokens"]))
+        if sampler is not None:
+            self.checks.add_sequences(old, sampler, mask)
+        if dropped is not None:
+            self.checks.is_masked += int(dropped.sum())
+            self.checks.is_units += int(dropped.numel()) if dropped.dim() == 1 else int(mask.sum())
+        elif s.is_mode.startswith("sequence"):
+            self.checks.is_units += int(mask.size(0))
+        elif s.is_mode != "none":
+            self.checks.is_units += int(mask.sum())
+        self.checks.loss_value += float(loss.detach())
+        self._log_loss_metrics(logps, old, entropies, inputs["advantages"], mask, s)
+        return loss
+
+    def _log_loss_metrics(self, logps, old, entropies, advantages, mask, s: LossSettings) -> None:
+        """TRL's per-step metrics of the loss (entropy, clipped fractions), over trained tokens."""
+        mode = "train" if self.model.training else "eval"
+        a = advantages.unsqueeze(1) if advantages.dim() == 1 else advantages
+        ratio = torch.exp(logps.detach() - old)
+        m = mask.bool()
+        n = max(1, int(m.sum()))
+
+        def share(x: torch.Tensor) -> float:
+            return float((x & m).sum()) / n
+
+        self._metrics[mode]["entropy"].append(float((entropies.detach() * mask).sum()) / n)
+        self._metrics[mode]["clip_ratio/low_mean"].append(share((ratio < 1 - s.clip_low) & (a < 0)))
+        self._metrics[mode]["clip_ratio/high_mean"].append(share((ratio > 1 + s.clip_high) & (a > 0)))
+        if s.clip_dual is not None:
+            self._metrics[mode]["clip_ratio/dual_mean"].append(share((ratio > s.clip_dual) & (a < 0)))
 
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, *args: Any,
                                            **kwargs: Any):

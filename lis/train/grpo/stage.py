@@ -24,15 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.train.rollout.outcome import OUTCOMES
 
 log = logging.getLogger("lis.train.grpo")
 
 CHECKPOINTS = Path("data/train/checkpoints")
 PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_with_variance", "solve_all",
                 "solve_none", "turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction",
-                "drift_episodes", "errors", "overlong", "submitted", "loss", "grad_norm", "learning_rate",
-                "is_ratio_min", "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max",
-                "trained_tokens", "loss_calls", "loss_calls_eval_mode", "rollout_s", "longest_episode_s", "step_s")
+                "drift_episodes", "errors", "overlong", "submitted_rate", "wrong_rate", "policy_fault_rate",
+                "infra_error_rate", "command_timeouts", "malformed_calls", "turns_cut", "oom_commands",
+                "retried_episodes", "loss", "loss_value", "grad_norm", "learning_rate", "is_ratio_min",
+                "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max", "is_masked_fraction", "seq_logratio_mean",
+                "seq_logratio_min", "seq_logratio_per_1k_tokens", "trained_tokens", "loss_calls",
+                "loss_calls_eval_mode", "rollout_s", "longest_episode_s", "step_s")
 
 
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
@@ -104,6 +108,12 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                "reward_mean_last10": round(sum(r["reward_mean"] for r in rows[-10:]) / len(rows[-10:]), 4) if rows else None,
                "reward_mean_first10": round(sum(r["reward_mean"] for r in rows[:10]) / len(rows[:10]), 4) if rows else None,
                "drift_episodes": sum(r["drift_episodes"] for r in rows), "errors": sum(r["errors"] for r in rows),
+               "outcomes": {o: sum((r.get("outcomes") or {}).get(o, 0) for r in rows) for o in OUTCOMES},
+               "faults": _summed([r.get("faults") or {} for r in rows]),
+               "prompts_dropped": summary.get("prompts_dropped", 0), "tasks": summary.get("tasks"),
+               "prompts_dropped_ids": summary.get("prompts_dropped_ids", []),
+               "precision": summary.get("precision"), "lora_rank": summary.get("lora_rank"),
+               "is_masked_fraction_max": max((r.get("is_masked_fraction") or 0.0 for r in rows), default=None),
                "episodes": sum(r["episodes"] for r in rows), "world_size": summary["world_size"],
                "duplicate_episodes": sum(r.get("duplicate_episodes", 0) for r in rows),
                "episodes_by_rank": [sum((r.get("episodes_by_rank") or [r["episodes"]])[k] for r in rows)
@@ -148,6 +158,14 @@ def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mod
     with SandboxPool(sandbox, max_concurrent=workers, warm=workers) as pool:
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode, ckpt_dir=ckpt,
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+
+
+def _summed(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
 
 
 def _read(path: Path) -> dict[str, Any]:

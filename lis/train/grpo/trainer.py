@@ -30,6 +30,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from lis.train.grpo.settings import GRPOSettings
+from lis.train.rollout.outcome import OUTCOMES
+
+IN_EPISODE_FAULTS = ("command_timeouts", "malformed_calls", "turns_cut", "oom_commands")
 from lis.util.jsonl import append_jsonl, read_jsonl
 
 log = logging.getLogger("lis.train.grpo")
@@ -70,16 +73,18 @@ def world() -> tuple[int, int]:
 
 def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> list[dict[str, Any]]:
     """What the step statistics need of each episode (small, picklable: gathered across ranks)."""
-    keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s")
+    keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s", "outcome", "fault",
+            "command_timeouts", "malformed_calls", "turns_cut", "oom_commands", "attempts")
     return [{"reward": r.reward, "raw_reward": r.raw_reward, "drift": r.drift, "error": r.error, "rank": rank,
              "episode": (t.id, seed), "stats": {k: r.stats[k] for k in keys}}
             for r, t, seed in zip(rollouts, tasks, seeds)]
 
 
 def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
-    """What a step's rollouts did: rewards, solve rates per group, turns, tool calls, tokens, drift,
-    errors, masked fraction. Reward statistics are over the episodes that ran (an errored episode has
-    no reward: it is out of its group's baseline and out of the loss, as in training)."""
+    """What a step's rollouts did: rewards, solve rates per group, outcomes and faults, turns, tool calls,
+    tokens, drift, masked fraction. Reward statistics are over the episodes that ran: an infrastructure
+    error has no reward (it is out of its group's baseline and out of the loss, as in training); a policy
+    fault keeps its reward (0) and counts."""
     n = len(rollouts)
     rewards = [None if r.error else r.reward for r in rollouts]
     groups = [[x for x in rewards[i:i + samples_per_prompt] if x is not None] for i in range(0, n, samples_per_prompt)]
@@ -89,6 +94,11 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     sampled = sum(r.stats["sampled_tokens"] for r in rollouts)
     k = len(scored)
     mean = sum(scored) / k if k else 0.0
+    outcomes = {o: sum(1 for r in rollouts if _outcome(r) == o) for o in OUTCOMES}
+    faults: dict[str, int] = {}
+    for r in rollouts:
+        if r.stats.get("fault"):
+            faults[r.stats["fault"]] = faults.get(r.stats["fault"], 0) + 1
     return {
         "reward_mean": round(mean, 4),
         "reward_std": round(math.sqrt(sum((x - mean) ** 2 for x in scored) / k), 4) if k else 0.0,
@@ -101,10 +111,17 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
         "episode_tokens_mean": round(tokens / n, 1) if n else 0.0,
         "masked_fraction": round(1 - sampled / tokens, 4) if tokens else 0.0,
         "drift_episodes": sum(1 for r in rollouts if r.drift),
-        "errors": sum(1 for r in rollouts if r.error),
-        "overlong": sum(1 for r in rollouts if r.stats["termination"] in ("max_turns", "token_budget")),
-        "submitted": sum(1 for r in rollouts if r.stats["termination"] == "submitted"),
+        "errors": outcomes["infra_error"],
+        "overlong": sum(1 for r in rollouts if r.stats.get("fault") in ("turn_budget", "token_budget")),
+        **{f"{o}_rate": round(outcomes[o] / n, 4) if n else 0.0 for o in OUTCOMES},
+        "outcomes": outcomes, "faults": dict(sorted(faults.items())),
+        **{k: sum(r.stats.get(k, 0) for r in rollouts) for k in IN_EPISODE_FAULTS},
+        "retried_episodes": sum(1 for r in rollouts if r.stats.get("attempts", 1) > 1),
     }
+
+
+def _outcome(r) -> str:
+    return r.stats.get("outcome") or ("infra_error" if r.error else "submitted")
 
 
 def rollout_output(rollouts: list) -> dict[str, list]:
@@ -136,12 +153,17 @@ def _full_model(trainer):
                                      gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model, \
             torch.no_grad(), \
             (dist.summon_full_params(trainer.model_wrapped, recurse=False) if dist else contextlib.nullcontext()):
-        yield model
+        from lis.train.lora import generation_model
+
+        yield generation_model(model)
 
 
 def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GRPOSettings, *, agent_cfg,
                pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False) -> dict[str, Any]:
-    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary."""
+    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary.
+
+    Tasks whose first prompt is over ``max_prompt_tokens`` in ``mode`` are dropped before training
+    (counted in the summary's ``prompts_dropped``); raises LisError when none is left."""
     import dataclasses
 
     import torch
@@ -149,29 +171,38 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig
 
+    from lis.errors import LisError
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
-    from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
     from lis.prompts import render_prompts
+    from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
+    from lis.train.grpo.loss import LossSettings
     from lis.train.grpo.vllm_server import ServerMode
-    from lis.train.rollout.group import RolloutSettings, run_group
+    from lis.train.lora import lora_config
+    from lis.train.precision import resolve_precision
+    from lis.train.rollout.budget import within_prompt_budget
+    from lis.train.rollout.group import RolloutSettings, run_group, task_mode
 
     s = settings
     init, out, ckpt = Path(init_dir), Path(out_dir), Path(ckpt_dir)
     _, n_proc = world()
     if s.group_batch % (s.micro_batch * n_proc):
-        from lis.errors import LisError
-
         raise LisError(f"grpo: {s.group_batch} episodes per step (prompts_per_step × samples_per_prompt) do not "
                        f"split into {n_proc} processes × micro_batch {s.micro_batch}",
                        "make prompts_per_step × samples_per_prompt a multiple of num_processes × micro_batch")
     if s.threads:
         torch.set_num_threads(s.threads)
     tokenizer = AutoTokenizer.from_pretrained(init)
+    tasks, dropped = within_prompt_budget(tasks, tokenizer, mode, agent_cfg, s.max_prompt_tokens)
+    if dropped:
+        log.warning("%d of %d training tasks have a %s-mode prompt over grpo.max_prompt_tokens %d (longest %d): "
+                    "dropped before training", len(dropped), len(dropped) + len(tasks), mode, s.max_prompt_tokens,
+                    max(d["prompt_tokens"] for d in dropped))
+    if not tasks:
+        raise LisError(f"every training task's prompt is over grpo.max_prompt_tokens {s.max_prompt_tokens} in {mode} "
+                       "mode", "raise grpo.max_prompt_tokens or use shorter tasks")
     by_prompt = {}
     rows = []
-    from lis.train.rollout.group import task_mode
-
     for t in tasks:
         msgs = render_prompts(t, task_mode(t, mode))
         by_prompt[prompt_key(msgs)] = t
@@ -188,6 +219,9 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
                               s.max_episode_tokens, sampling=Sampling(**{**policy_sampling.__dict__,
                                                                          "max_tokens": None}))
     state: dict[str, Any] = {"policy": None, "t_last": time.monotonic()}
+    precision = resolve_precision(s.precision)
+    peft_config = lora_config(s.lora)
+    engine_kw = {"max_batch": int(s.engine["max_batch"]), "max_batch_tokens": int(s.engine["max_batch_tokens"])}
     server = ServerMode.from_settings(s.vllm)
     if server is not None:
         server.require_vllm()
@@ -198,7 +232,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         with _full_model(trainer) as model:
             was_training = model.training
             if state["policy"] is None or state["policy"].model is not model:
-                state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed, sampling=policy_sampling)
+                state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed, sampling=policy_sampling,
+                                               **engine_kw)
             else:
                 state["policy"].weights_changed()  # the kept turns' caches are the previous step's weights
             model.eval()
@@ -223,6 +258,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         else:
             rollouts = _local_rollouts(trainer, tasks_now, seeds)
         t_roll = time.monotonic() - t0
+        # the step's normalisers of the loss (lis.train.grpo.loss): this rank's episodes and trained tokens
+        trainer.step_norms = {"sequences": len(rollouts), "tokens": sum(sum(r.sample["env_mask"]) for r in rollouts)}
         if "sampling" not in state:  # what the engine drew with (the policy's resolution of the sessions' settings)
             used = state["policy"].resolve_sampling(rsettings.sampling.override(cfg.sampling))
             state["sampling"] = {k: getattr(used, k) for k in ("temperature", "top_p", "top_k", "repetition_penalty")}
@@ -237,13 +274,15 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         stats = group_stats(every, s.samples_per_prompt)
         longest = max((r.stats["wall_s"] for r in every), default=0.0)
         by_rank = [sum(1 for f in facts if f["rank"] == k) for k in range(n_proc)]
-        row = {"step": step + 1, **stats, "rollout_s": round(t_roll, 2), "longest_episode_s": round(longest, 2),
+        groups = [f["episode"][0] for f in facts[::s.samples_per_prompt]]  # the step's prompts, in order
+        row = {"step": step + 1, **stats, "task_ids": groups, "rollout_s": round(t_roll, 2),
+               "longest_episode_s": round(longest, 2),
                "episodes": len(every), "episodes_by_rank": by_rank, "world_size": n_proc,
                "duplicate_episodes": len(facts) - len({tuple(f["episode"]) for f in facts}), "time": time.time()}
         state["pending"] = row
         metrics = trainer._metrics["train"]  # TRL's per-step metric lists (averaged into its logs)
         for k in ("turns_mean", "tool_calls_mean", "episode_tokens_mean", "masked_fraction", "drift_episodes",
-                  "errors", "solve_all", "solve_none", "raw_reward_mean"):
+                  "errors", "solve_all", "solve_none", "raw_reward_mean", "policy_fault_rate", "infra_error_rate"):
             metrics[f"rollout/{k}"].append(float(stats[k]))
         return rollout_output(rollouts)
 
@@ -267,28 +306,38 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
             state["t_last"] = time.monotonic()
             steplog.write(row)
             log.info("step %d/%d: reward %.3f (std %.3f, groups with variance %.0f%%), turns %.1f, tool calls %.1f, "
-                     "episode tokens %.0f, drift %d, errors %d, IS ratio %s..%s, %.1fs", row["step"], s.steps,
-                     row["reward_mean"], row["reward_std"], 100 * row["groups_with_variance"], row["turns_mean"],
-                     row["tool_calls_mean"], row["episode_tokens_mean"], row["drift_episodes"], row["errors"],
-                     row.get("is_ratio_min"), row.get("is_ratio_max"), row["step_s"])
+                     "episode tokens %.0f, outcomes %s, faults %s, drift %d, IS ratio %s..%s, loss %.4g, %.1fs",
+                     row["step"], s.steps, row["reward_mean"], row["reward_std"], 100 * row["groups_with_variance"],
+                     row["turns_mean"], row["tool_calls_mean"], row["episode_tokens_mean"], row["outcomes"],
+                     row["faults"], row["drift_episodes"], row.get("is_ratio_min"), row.get("is_ratio_max"),
+                     row.get("loss_value") or 0.0, row["step_s"])
             if row.get("loss_calls_eval_mode"):
                 log.warning("step %d: %d of %d loss computations ran in eval mode (weighted wrongly by TRL)",
                             row["step"], row["loss_calls_eval_mode"], row["loss_calls"])
 
     accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
+    cuda = torch.cuda.is_available()
+    init_kwargs = {"dtype": "bfloat16"} if peft_config is not None and precision.bf16 else {}  # frozen base in bf16
     args = GRPOConfig(
         output_dir=str(ckpt), max_steps=s.steps, per_device_train_batch_size=s.micro_batch,
         gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
         learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
         max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
-        scale_rewards=s.scale_rewards, loss_type="dr_grpo", num_iterations=1, **s.trl_sampling(),
+        scale_rewards=s.scale_rewards, loss_type="dr_grpo",  # unused: CheckedGRPOTrainer computes lis.train.grpo.loss
+        num_iterations=1, **s.trl_sampling(),
         max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
-        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=2, seed=s.seed,
-        data_seed=s.seed, use_cpu=not torch.cuda.is_available(), bf16=False, gradient_checkpointing=False,
+        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=int(s.checkpoints["keep"]),
+        save_only_model=not s.checkpoints["optimizer"], seed=s.seed, data_seed=s.seed, use_cpu=not cuda,
+        bf16=precision.bf16, gradient_checkpointing=precision.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False}, model_init_kwargs=init_kwargs or None,
         report_to="none", disable_tqdm=not progress, log_completions=False, shuffle_dataset=True,
-        remove_unused_columns=False, dataloader_num_workers=0, **(server.trl_config() if server else {}))
+        remove_unused_columns=False, dataloader_num_workers=0,
+        **({**server.trl_config(), "vllm_importance_sampling_correction": False} if server else {}))
     trainer = CheckedGRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
-                                 processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()])
+                                 processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()],
+                                 peft_config=peft_config)
+    trainer.loss_settings = LossSettings.from_grpo(s)
+    trainer.checkpoint_policy = dict(s.checkpoints)
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # our step log says it in one line (TRL would print every dict)
@@ -302,12 +351,20 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     t0 = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0
-    trainer.save_model(str(out))  # every rank takes part (sharded states are gathered); rank 0 writes
+    if peft_config is not None:  # the adapters merged into the base: a plain model for evaluation and serving
+        from lis.train.lora import merged_model
+
+        if acc.is_main_process:
+            merged_model(acc.unwrap_model(trainer.model)).save_pretrained(str(out))
+    else:
+        trainer.save_model(str(out))  # every rank takes part (sharded states are gathered); rank 0 writes
     if acc.is_main_process:
         tokenizer.save_pretrained(str(out))
     acc.wait_for_everyone()
     rows = steplog.rows() if acc.is_main_process else []
     return {"steps": len(rows), "resumed_from": resume, "wall_s": round(wall, 2), "rank": acc.process_index,
             "sampling": {"engine": state.get("sampling"), "trl": s.trl_sampling()},
-            "world_size": acc.num_processes, "main": acc.is_main_process,
+            "world_size": acc.num_processes, "main": acc.is_main_process, "prompts_dropped": len(dropped),
+            "prompts_dropped_ids": [d["id"] for d in dropped][:100], "tasks": len(tasks),
+            "precision": dataclasses.asdict(precision), "lora_rank": int(s.lora.get("rank") or 0),
             "first": rows[0] if rows else None, "last": rows[-1] if rows else None}

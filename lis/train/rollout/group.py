@@ -4,12 +4,15 @@ batched together by the policy's generation engine, each one token-exact (a Toke
     rollouts = run_group(tasks, policy, settings, pool=pool, seeds=[...])
 
 Every episode is the evaluation's episode — :func:`lis.agent.episode.run_task` with the same
-tools, observation format, prompts and answer file — scored by the evaluation's scorer. The
-reward follows the paper's recipe: an episode that ran out of turns or of its token budget gets
-``overlong_reward`` (0) whatever its answer (the original reward is kept for logging). An
-episode that ended in an infrastructure error (model, sandbox, harness) is run again, up to
-``retries`` times; one that still fails is marked ``error``: it has no reward (GRPO leaves it out
-of its group's mean and std, advantage 0) and none of its tokens is trained on.
+tools, observation format, prompts and answer file — scored by the evaluation's scorer. Its
+**outcome** (:mod:`lis.train.rollout.outcome`) says who ended it: ``submitted`` / ``wrong`` (the
+policy finished; reward = the score), ``policy_fault`` (out of turns or tokens, the episode's
+timeout, a command that killed the sandbox: reward ``overlong_reward``, 0, whatever the answer —
+the paper's over-long rule, extended to every ending the policy caused; the original reward is kept
+for logging) or ``infra_error`` (the model server or engine, a sandbox that failed to start, the
+harness): no reward (GRPO leaves it out of its group's mean and std, advantage 0) and none of its
+tokens is trained on. Only an infrastructure error *before the policy acted* is run again (up to
+``retries`` times, with the same seed: the episode that would have run).
 """
 from __future__ import annotations
 
@@ -21,12 +24,10 @@ from typing import Any
 
 from lis.agent.trajectory import Trajectory
 from lis.tasks.schema import Task
+from lis.train.rollout.outcome import classify, episode_faults
 from lis.train.rollout.session import TokenSession
 
 log = logging.getLogger("lis.train.rollout")
-
-OVERLONG = ("max_turns", "token_budget")
-INFRA = ("model_error", "sandbox_error", "error")
 
 
 def task_mode(task: Task, mode: str) -> str:
@@ -54,7 +55,9 @@ class Rollout:
     sample: dict[str, Any]                # prompt_ids, completion_ids, logprobs, env_mask
     reward: float                         # what GRPO uses (penalised; meaningless when error: GRPO passes None)
     raw_reward: float | None              # the scorer's
-    error: bool = False
+    error: bool = False                   # outcome infra_error: out of the loss and of its group's baseline
+    outcome: str = "submitted"            # submitted | wrong | policy_fault | infra_error (lis.train.rollout.outcome)
+    fault: str | None = None              # the policy fault that ended it (turn_budget, token_budget, oom, ...)
     drift: bool = False
     attempts: int = 1
     stats: dict[str, Any] = field(default_factory=dict)
@@ -62,32 +65,28 @@ class Rollout:
 
 def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None, seed: int = 0,
                 scorer=None) -> Rollout:
-    """One token-exact episode of ``task`` (retried on infrastructure errors)."""
+    """One token-exact episode of ``task``; an infrastructure error before the policy acted is run again."""
     from lis.agent.episode import run_task
-    from lis.rewards import score
 
     attempts = 0
     while True:
         attempts += 1
         session = TokenSession(policy, max_prompt_tokens=settings.max_prompt_tokens,
                                max_episode_tokens=settings.max_episode_tokens,
-                               sampling=dataclasses.replace(settings.sampling, seed=seed + 7919 * attempts)
+                               sampling=dataclasses.replace(settings.sampling, seed=seed)
                                if settings.sampling is not None else None)
         rec = run_task(task, session, task_mode(task, settings.mode), agent_cfg, pool=pool, seed=seed, repeat=0)
-        if rec.termination not in INFRA or attempts > settings.retries:
+        acted = any(session.mask)
+        raw = _score(task, rec, scorer) if rec.termination in ("submitted", "answered") else None
+        outcome, fault = classify(rec, acted=acted, reward=raw)
+        if outcome != "infra_error" or acted or attempts > settings.retries:
             break
-        log.warning("rollout of %s: %s (%s); running it again", task.id, rec.termination, rec.error)
-    error = rec.termination in INFRA or not session.completion_ids
-    raw = None
-    if not error:
-        try:
-            s = (scorer or score)(task, rec.answer, mode=rec.mode)
-            raw = s.value
-            rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted}
-        except Exception as e:  # noqa: BLE001 - a task no scorer knows: no learning signal, kept out of the loss
-            log.warning("rollout of %s could not be scored: %s", task.id, e)
-            error = True
-    reward = settings.overlong_reward if rec.termination in OVERLONG else (raw or 0.0)
+        log.warning("rollout of %s: %s before the policy acted (%s); running it again", task.id, rec.termination,
+                    rec.error)
+    error = outcome == "infra_error" or not session.completion_ids
+    if raw is None and not error and rec.termination not in ("submitted", "answered"):
+        raw = _score(task, rec, scorer)  # a policy fault's answer, scored for the log only
+    reward = (raw or 0.0) if outcome in ("submitted", "wrong") else settings.overlong_reward
     sample = session.sample()
     if error:  # nothing to learn from: no token of it in the loss
         if not sample["completion_ids"]:
@@ -96,12 +95,28 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
             sample["prompt_ids"] = sample["prompt_ids"] or [eos]
         sample["env_mask"] = [0] * len(sample["completion_ids"])
         reward = 0.0
+        outcome = "infra_error"
     calls = sum(len(s.calls) for s in rec.steps)
-    stats = {"turns": rec.turns, "tool_calls": calls, "termination": rec.termination,
+    stats = {"turns": rec.turns, "tool_calls": calls, "termination": rec.termination, "outcome": outcome,
+             "fault": fault, **episode_faults(rec),
              "sampled_tokens": sum(sample["env_mask"]), "episode_tokens": len(sample["completion_ids"]),
              "drift_turns": session.drift_turns, "isolated_renders": session.isolated_renders,
-             "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s}
-    return Rollout(task, rec, sample, float(reward), raw, error, session.drift_turns > 0, attempts, stats)
+             "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts}
+    return Rollout(task, rec, sample, float(reward), raw, error, outcome, fault, session.drift_turns > 0, attempts,
+                   stats)
+
+
+def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
+    """The evaluation's score of the episode's answer (recorded on ``rec``); None when no scorer knows the task."""
+    from lis.rewards import score
+
+    try:
+        s = (scorer or score)(task, rec.answer, mode=rec.mode)
+    except Exception as e:  # noqa: BLE001 - a task no scorer knows: no learning signal, kept out of the loss
+        log.warning("rollout of %s could not be scored: %s", task.id, e)
+        return None
+    rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted}
+    return s.value
 
 
 def run_group(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None,

@@ -1,0 +1,48 @@
+"""The GRPO checkpoint policy (params ``grpo.checkpoints``): what a checkpoint holds, and room for it.
+
+    need = checkpoint_bytes(model, optimizer=True)
+    require_disk(folder, need, step=10)      # LisError (one line) when the disk cannot take it
+
+A checkpoint holds the trainable weights as saved (the whole model; with LoRA, the adapters only)
+and, with ``optimizer: true``, AdamW's two fp32 moments per trainable parameter plus the scheduler
+and RNG states (exact resume); ``optimizer: false`` keeps weights only (a resume restarts AdamW's
+moments: the next steps take larger, un-averaged updates). ``keep`` checkpoints are kept; the newest
+is written before the oldest is deleted, so the disk holds ``keep + 1`` of them for a moment. Before
+every save the free disk is checked against one checkpoint's size: a run stops with a one-line error
+rather than dying mid-write with a half checkpoint (the earlier ones stay, and the run resumes from
+the last once there is room).
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from lis.errors import LisError
+
+MARGIN_BYTES = 256 << 20   # trainer state, RNG states, the tokenizer and filesystem slack
+
+
+def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
+    """Bytes one checkpoint of ``model`` takes (see the module doc)."""
+    from lis.train.lora import is_lora
+
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    saved = trainable if is_lora(model) else params
+    size = sum(p.numel() * p.element_size() for p in saved)
+    if optimizer:
+        size += sum(2 * 4 * p.numel() for p in trainable)
+    return size + MARGIN_BYTES
+
+
+def require_disk(folder: str | Path, need: int, *, step: int, keep: int) -> None:
+    """Raise LisError when ``folder``'s filesystem has less free space than one checkpoint needs."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise LisError(f"grpo: no room for checkpoint {step}: it needs {need / 2**30:.1f} GB, {free / 2**30:.1f} GB "
+                       f"are free in {folder} (the earlier checkpoints are kept; the run resumes from the last)",
+                       f"free disk space, or set grpo.checkpoints.optimizer: false (weights only) or "
+                       f"grpo.checkpoints.keep below {keep}")

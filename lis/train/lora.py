@@ -1,0 +1,62 @@
+"""LoRA adapters (peft) for the trainers: params ``grpo.lora`` / ``sft.lora``.
+
+    cfg = lora_config(params["grpo"]["lora"])     # None when rank is 0 (full fine-tuning)
+    model = generation_model(trainer_model)       # the model whose forward applies the adapters
+    merged = merged_model(trainer_model)          # what is written for evaluation and serving
+
+Rank 0 trains every weight. Rank r > 0 trains low-rank adapters on ``target_modules`` (all of a
+Qwen3 layer's projections by default) with scaling ``alpha / r``; the base stays frozen (held in
+bf16 when ``precision.bf16``). The model a stage writes is always a plain transformers model — the
+adapters merged into the base weights — so evaluation, serving and the next stage load it like any
+other; checkpoints hold the adapters (and their optimizer state) only. The paper trains every
+weight; LoRA is the knob that fits Qwen3-4B's RL on one GPU without offload (``lis train plan``),
+and it usually wants a larger learning rate than full fine-tuning (LoRA papers use ~10x).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lis.errors import LisError
+
+
+def lora_config(section: dict[str, Any] | None, where: str = "grpo.lora") -> Any:
+    """peft's ``LoraConfig`` of a ``lora`` params section; None for rank 0."""
+    sec = section or {}
+    rank = int(sec.get("rank") or 0)
+    if rank <= 0:
+        return None
+    try:
+        from peft import LoraConfig
+    except ImportError:
+        raise LisError(f"{where}.rank is {rank} but peft is not installed", "pip install peft (pinned in "
+                       "pyproject.toml), or set the rank to 0") from None
+    return LoraConfig(r=rank, lora_alpha=float(sec.get("alpha", 2 * rank)), lora_dropout=float(sec.get("dropout", 0.0)),
+                      target_modules=list(sec.get("target_modules") or ["q_proj", "v_proj"]), bias="none",
+                      task_type="CAUSAL_LM")
+
+
+def is_lora(model: Any) -> bool:
+    try:
+        from peft import PeftModel
+    except ImportError:
+        return False
+    return isinstance(model, PeftModel)
+
+
+def generation_model(model: Any) -> Any:
+    """The transformers model whose forward runs the adapters too (peft injects them into the base
+    model's modules): generation engines call it directly, with the model's own keyword arguments
+    (``logits_to_keep``, ``past_key_values``) that the peft wrapper would hide."""
+    return model.get_base_model() if is_lora(model) else model
+
+
+def merged_model(model: Any) -> Any:
+    """The plain transformers model to write: adapters merged into the base (the peft model is
+    changed in place; call it once training is over). A model without adapters is returned as is."""
+    return model.merge_and_unload() if is_lora(model) else model
+
+
+def trainable_parameters(model: Any) -> tuple[int, int]:
+    """(trainable, all) parameter counts."""
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable, sum(p.numel() for p in model.parameters())

@@ -1,0 +1,78 @@
+"""Who an RL episode's ending belongs to: the policy, or the infrastructure.
+
+    outcome, fault = classify(record, acted=session.sampled > 0, reward=raw)
+
+Every training episode is one of four **outcomes**:
+
+- ``submitted``: the policy finished (``submit``; in vanilla mode, a whole answer) and its answer
+  scored > 0. Reward: the score; in the loss.
+- ``wrong``: the policy finished and its answer scored 0. Reward 0; in the loss.
+- ``policy_fault``: the policy's own actions ended the episode (``fault`` says which). Reward
+  ``overlong_reward`` (0); in the loss: it keeps its advantage.
+- ``infra_error``: the model server or engine failed, a sandbox failed to start or to take the
+  task's files or went away for another reason than the policy's command (killed by the engine, a
+  lost node), the run was interrupted. No reward; out of the loss and of its group's baseline
+  (advantage 0).
+
+**Policy faults** (``fault``): ``turn_budget`` (out of turns), ``token_budget`` (the episode's token
+budget, the model's context, or — vanilla — an answer cut at its budget), ``episode_timeout`` (the
+episode's wall clock: its commands are the policy's), ``oom`` (one of the policy's commands filled
+the sandbox's memory and the kernel killed its supervisor: the sandbox reports "out of memory" with
+the limit). That is the one way a policy can end its own sandbox here: a fork bomb meets the process
+limit (sandboxd kills the processes and the shell goes on), a runaway command its timeout, a full
+disk ENOSPC, and the agent's user cannot signal the supervisor. So a sandbox that goes away *without*
+the out-of-memory evidence is the infrastructure's (killed from outside, a lost node), even when a
+command was running. Were a policy's out-of-memory death an infrastructure error, the policy would
+escape its negative advantage, and the retry would resample exactly the episodes that went worst.
+
+Faults that do not end an episode — a command's timeout, a malformed tool call, a turn cut at its
+token budget, a command killed for memory, a full disk, the process limit — cost the policy the turn,
+and the outcome is how the episode then ended; the first four are counted per episode
+(:func:`episode_faults`).
+
+**Retries**: only an ``infra_error`` before the policy acted (no token sampled: the sandbox failed
+to start, the first model call failed) is run again, with the same seed, so the retried episode is
+the one that would have run; an infrastructure error after the policy acted stays an error (a
+retry would be an outcome-dependent resample).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+OUTCOMES = ("submitted", "wrong", "policy_fault", "infra_error")
+BUDGET_ENDINGS = {"max_turns": "turn_budget", "token_budget": "token_budget", "truncated": "token_budget",
+                  "timeout": "episode_timeout"}
+MALFORMED = ("bad_json", "unknown_tool", "missing_argument")
+OOM_MARK = "out of memory: limit"   # what the sandbox says of a kernel out-of-memory kill (lis.sandbox.base)
+
+
+def classify(record: Any, *, acted: bool, reward: float | None) -> tuple[str, str | None]:
+    """(outcome, fault) of a finished episode's record (see the module doc). ``acted``: the policy
+    sampled at least one token; ``reward``: the scorer's value (None when it could not score)."""
+    end = record.termination
+    if end in BUDGET_ENDINGS:
+        return "policy_fault", BUDGET_ENDINGS[end]
+    if end == "sandbox_error" and acted and _during_policy_command(record) and OOM_MARK in (record.error or ""):
+        return "policy_fault", "oom"
+    if end in ("submitted", "answered"):
+        if reward is None:
+            return "infra_error", None  # no scorer for the task: nothing to learn from, not the policy's doing
+        return ("submitted" if reward > 0 else "wrong"), None
+    return "infra_error", None  # model_error, sandbox_error before the policy's command, error, interrupted
+
+
+def _during_policy_command(record: Any) -> bool:
+    """The sandbox went away while one of the policy's tool calls ran (the loop records that call with
+    ``error: sandbox_error`` in the turn's step)."""
+    return any(c.error == "sandbox_error" for s in record.steps for c in s.calls)
+
+
+def episode_faults(record: Any) -> dict[str, int]:
+    """Faults inside an episode that did not end it (counts): command timeouts, malformed tool calls
+    (bad JSON, an unknown tool, a missing argument), turns cut at their token budget, commands killed
+    for memory (the sandbox lived on)."""
+    calls = [c for s in record.steps for c in s.calls]
+    return {"command_timeouts": sum(1 for c in calls if c.timed_out),
+            "malformed_calls": sum(1 for c in calls if c.error in MALFORMED),
+            "turns_cut": sum(1 for s in record.steps if s.finish_reason == "length"),
+            "oom_commands": sum(1 for c in calls if c.error != "sandbox_error" and OOM_MARK in (c.observation or ""))}
