@@ -143,6 +143,37 @@ def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> lis
     return [None if err else float(x) for x, err in zip(env_reward, env_error)]
 
 
+def grpo_config(s: GRPOSettings, ckpt: Path, *, n_proc: int = 1, precision=None, lora: bool = False, server=None,
+                progress: bool = False):
+    """TRL's GRPOConfig of the settings: the recipe, the precision knobs, the checkpoint policy, and in
+    vLLM server mode TRL's own importance-sampling correction off (``grpo.importance_sampling`` is the
+    one correction: TRL's default would weigh every sequence by its summed log-ratio, masked above 3)."""
+    import torch
+    from trl import GRPOConfig
+
+    from lis.train.precision import resolve_precision
+
+    precision = precision or resolve_precision(s.precision)
+    accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
+    init_kwargs = {"dtype": "bfloat16"} if lora and precision.bf16 else None  # LoRA: the frozen base in bf16
+    return GRPOConfig(
+        output_dir=str(ckpt), max_steps=s.steps, per_device_train_batch_size=s.micro_batch,
+        gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
+        learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
+        max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
+        scale_rewards=s.scale_rewards, loss_type="dr_grpo",  # unused: CheckedGRPOTrainer computes lis.train.grpo.loss
+        num_iterations=1, **s.trl_sampling(),
+        max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
+        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=int(s.checkpoints["keep"]),
+        save_only_model=not s.checkpoints["optimizer"], seed=s.seed, data_seed=s.seed,
+        use_cpu=not torch.cuda.is_available(), bf16=precision.bf16,
+        gradient_checkpointing=precision.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False}, model_init_kwargs=init_kwargs,
+        report_to="none", disable_tqdm=not progress, log_completions=False, shuffle_dataset=True,
+        remove_unused_columns=False, dataloader_num_workers=0,
+        **({**server.trl_config(), "vllm_importance_sampling_correction": False} if server else {}))
+
+
 @contextlib.contextmanager
 def _full_model(trainer):
     import torch
@@ -169,7 +200,6 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     import torch
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig
 
     from lis.errors import LisError
     from lis.models.base import Sampling
@@ -315,24 +345,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
                 log.warning("step %d: %d of %d loss computations ran in eval mode (weighted wrongly by TRL)",
                             row["step"], row["loss_calls_eval_mode"], row["loss_calls"])
 
-    accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
-    cuda = torch.cuda.is_available()
-    init_kwargs = {"dtype": "bfloat16"} if peft_config is not None and precision.bf16 else {}  # frozen base in bf16
-    args = GRPOConfig(
-        output_dir=str(ckpt), max_steps=s.steps, per_device_train_batch_size=s.micro_batch,
-        gradient_accumulation_steps=accumulate, num_generations=s.samples_per_prompt,
-        learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
-        max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
-        scale_rewards=s.scale_rewards, loss_type="dr_grpo",  # unused: CheckedGRPOTrainer computes lis.train.grpo.loss
-        num_iterations=1, **s.trl_sampling(),
-        max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
-        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=int(s.checkpoints["keep"]),
-        save_only_model=not s.checkpoints["optimizer"], seed=s.seed, data_seed=s.seed, use_cpu=not cuda,
-        bf16=precision.bf16, gradient_checkpointing=precision.gradient_checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False}, model_init_kwargs=init_kwargs or None,
-        report_to="none", disable_tqdm=not progress, log_completions=False, shuffle_dataset=True,
-        remove_unused_columns=False, dataloader_num_workers=0,
-        **({**server.trl_config(), "vllm_importance_sampling_correction": False} if server else {}))
+    args = grpo_config(s, ckpt, n_proc=n_proc, precision=precision, lora=peft_config is not None, server=server,
+                       progress=progress)
     trainer = CheckedGRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                                  processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()],
                                  peft_config=peft_config)
@@ -347,7 +361,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     acc = trainer.accelerator
     log.info("GRPO: rank %d of %d (world size %d, %s): %d of the %d episodes of each step, %d per backward, "
              "%d accumulation steps", acc.process_index, acc.num_processes, acc.num_processes, acc.distributed_type,
-             s.group_batch // acc.num_processes, s.group_batch, s.micro_batch, accumulate)
+             s.group_batch // acc.num_processes, s.group_batch, s.micro_batch, args.gradient_accumulation_steps)
     t0 = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0

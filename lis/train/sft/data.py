@@ -71,24 +71,47 @@ def encode(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str,
     return Example(ids, labels)
 
 
+LOGITS_CHUNK = 4096   # labelled positions whose logits exist at once (lis train plan models this)
+
+
 def batch_loss(model: Any, batch: list[Example]) -> torch.Tensor:
     """Mean next-token cross-entropy over the labelled tokens of ``batch``.
 
     Sequences are right-padded (causal attention never lets a real token see a pad, so no mask
     is needed and the fused causal attention kernel applies); the output layer runs on labelled
-    positions only.
+    positions only, ``LOGITS_CHUNK`` of them at a time, each chunk's logits recomputed in the
+    backward pass: at the paper's lengths (32K-token episodes, a 151,936-token vocabulary) whole
+    logits would take tens of GB. Up to float summation order the value is the unchunked one (the
+    same computation when the batch has at most ``LOGITS_CHUNK`` labelled positions). With LoRA
+    adapters the backbone is peft's base model (the adapters live in its modules).
     """
+    from lis.train.lora import generation_model
+
     width = max(len(ex.ids) for ex in batch)
     x = torch.zeros((len(batch), width), dtype=torch.long)
     y = torch.full((len(batch), width), IGNORE, dtype=torch.long)
     for r, ex in enumerate(batch):
         x[r, : len(ex.ids)] = torch.tensor(ex.ids)
         y[r, : len(ex.ids)] = torch.tensor(ex.labels)
-    hidden = model.base_model(input_ids=x).last_hidden_state
+    lm = generation_model(model)
+    device = next(lm.parameters()).device
+    x, y = x.to(device), y.to(device)
+    hidden = lm.base_model(input_ids=x).last_hidden_state
     target = y[:, 1:]
     keep = target != IGNORE
-    logits = model.get_output_embeddings()(hidden[:, :-1][keep])
-    return torch.nn.functional.cross_entropy(logits.float(), target[keep])
+    head = lm.get_output_embeddings()
+    h, t = hidden[:, :-1][keep], target[keep]
+    if h.shape[0] <= LOGITS_CHUNK:
+        return torch.nn.functional.cross_entropy(head(h).float(), t)
+    from torch.utils.checkpoint import checkpoint
+
+    total = sum(checkpoint(_chunk_nll, head, h[i:i + LOGITS_CHUNK], t[i:i + LOGITS_CHUNK], use_reentrant=False)
+                for i in range(0, h.shape[0], LOGITS_CHUNK))
+    return total / h.shape[0]
+
+
+def _chunk_nll(head: Any, h: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cross_entropy(head(h).float(), t, reduction="sum")
 
 
 def length_batches(data: list[Example], batch_size: int) -> list[list[Example]]:

@@ -66,7 +66,8 @@ class SFTModule(pl.LightningModule):
                       for r, n, a, b in every]
 
     def configure_optimizers(self):
-        opt = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        params = [p for p in self.model.parameters() if p.requires_grad]  # LoRA: the adapters only
+        opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         total, warm = self.total_steps, self.warmup_steps
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(total, 1)))

@@ -58,6 +58,8 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
     from pytorch_lightning.loggers import CSVLogger
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from lis.train.lora import lora_config, merged_model, trainable_parameters
+    from lis.train.precision import resolve_precision
     from lis.train.sft.data import examples_from_records
     from lis.train.sft.module import SFTData, SFTModule
     from lis.util.files import replace_dir, sha256_file
@@ -83,7 +85,19 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             raise LisError("no trajectory to train on (none successful, or all longer than sft.max_tokens)",
                            "check the teacher stage's output and its success rate")
         pl.seed_everything(s.seed, workers=True, verbose=False)
-        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        precision = resolve_precision(s.precision, where="sft.precision")
+        peft_config = lora_config(s.lora, where="sft.lora")
+        # full fine-tuning keeps fp32 master weights (bf16 is autocast); LoRA's frozen base may be bf16
+        dtype = torch.bfloat16 if peft_config is not None and precision.bf16 else torch.float32
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype)
+        if precision.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if peft_config is not None:
+            from peft import get_peft_model
+
+            if precision.gradient_checkpointing:
+                model.enable_input_require_grads()  # the frozen embeddings' output must carry a gradient
+            model = get_peft_model(model, peft_config)
         model.train()
         data_hash = hash_obj([r.get("episode_id") or r.get("task_id") for r in records])
         losses: list[float] = []
@@ -111,6 +125,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             if accelerator == "auto" and not torch.cuda.is_available():
                 accelerator = "cpu"
             trainer = pl.Trainer(accelerator=accelerator, devices=s.devices, strategy=_strategy(s),
+                                 precision="bf16-mixed" if precision.bf16 else "32-true",
                                  use_distributed_sampler=False, max_steps=s.steps, gradient_clip_val=s.grad_clip, logger=loggers,
                                  callbacks=[saver, _Progress()], enable_progress_bar=progress,
                                  enable_model_summary=False, log_every_n_steps=10, deterministic=True,
@@ -135,6 +150,8 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             world = trainer.world_size
         else:
             resumed, ranks, world = False, [], 1
+        trainable, total = trainable_parameters(model)
+        model = merged_model(model)  # LoRA: the adapters merged into the base (a plain model is written)
         model.eval()
         held_loss = _held_out_loss(model, held)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -151,6 +168,8 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
                 "kind": "sft", "base": str(base), "base_id": base_manifest.get("id"), "settings": asdict(s),
                 "data": {**counts, "records": len(train_recs), "held_out_records": len(held_recs), "hash": data_hash},
                 "steps_done": len(losses), "resumed": resumed, "world_size": world, "ranks": ranks,
+                "precision": asdict(precision), "lora_rank": int(s.lora.get("rank") or 0),
+                "parameters": {"trainable": trainable, "total": total},
                 "loss": {"first": round(losses[0], 4) if losses else None,
                          "final": round(sum(tail) / len(tail), 4) if tail else None,
                          "held_out": held_loss},
