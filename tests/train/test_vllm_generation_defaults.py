@@ -26,8 +26,7 @@ from lis.train.grpo.vllm_server import ServerMode
 from tests.models.test_sampler_shaped import by_hand
 from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM
-
-QWEN3_INSTRUCT_DEFAULTS = {"do_sample": True, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
+from tests.train.test_grpo_checks import QWEN3_INSTRUCT_GENERATION
 
 
 @pytest.fixture
@@ -36,7 +35,7 @@ def instruct_dir(tiny_base_dir, tmp_path):
     folder = tmp_path / "instruct"
     shutil.copytree(tiny_base_dir, folder)
     path = folder / "generation_config.json"
-    path.write_text(json.dumps({**json.loads(path.read_text()), **QWEN3_INSTRUCT_DEFAULTS}, indent=2))
+    path.write_text(json.dumps({**json.loads(path.read_text()), **QWEN3_INSTRUCT_GENERATION}, indent=2))
     return folder
 
 
