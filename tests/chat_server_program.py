@@ -6,7 +6,12 @@ vLLM does, a stand-in for a vLLM server of the same model) instead of the replay
 ``--reply``: the assistant's text for every request; ``--delay-s``: each reply takes this long (a
 model call in flight); ``--child``: also start a child process in the same process group (a vLLM
 worker stand-in), to show that stopping the server stops the group; ``--pids FILE``: write the
-server's and the child's pids there once serving.
+server's and the child's pids there once serving; ``--request-log FILE``: each token completion's body
+and the sampling settings the server drew with, one JSON line each (ChatServer's ``request_log``).
+
+With ``--model-dir`` a sampling field a request leaves out takes the folder's ``generation_config.json``
+value, as vLLM does (write that file to stand in for a model that ships defaults, e.g. Qwen3-Instruct's
+top-k 20).
 """
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ def main() -> None:
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--pids", type=Path)
     ap.add_argument("--model-dir", type=Path)
+    ap.add_argument("--request-log", type=Path)
     a = ap.parse_args()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]) if a.child else None
     if a.model_dir:
@@ -51,7 +57,7 @@ def main() -> None:
         model = LocalHFModel.load(a.model_dir, name="served-policy", device="cpu", seed=0)
     else:
         model = SlowRepeat(a.reply, a.delay_s)
-    srv = ChatServer(model, port=a.port).start()
+    srv = ChatServer(model, port=a.port, request_log=a.request_log).start()
     if a.pids:
         a.pids.write_text(json.dumps({"server": os.getpid(), "child": child.pid if child else None}))
     print(f"serving on {srv.base_url}", flush=True)

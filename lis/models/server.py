@@ -8,7 +8,12 @@ With a local transformers model (one that has ``engine`` and ``tokenizer``) it a
 ``/v1/completions`` for token-id prompts the way vLLM does (see :mod:`lis.models.vllm_tokens`):
 ``logprobs`` 0, ``return_token_ids``, ``return_tokens_as_token_ids``, ``stop_token_ids``,
 ``ignore_eos``, ``seed``, ``top_k``, ``repetition_penalty``; ``/v1/models`` then reports
-``max_model_len``. Concurrent requests are batched by the model's engine.
+``max_model_len``. Concurrent requests are batched by the model's engine. As vLLM
+(``--generation-config auto``), a sampling field the request leaves out (temperature, top_p,
+top_k, repetition_penalty) takes the model's ``generation_config.json`` value (its ``sampling``
+before that, when it has one); ``top_k`` -1 or 0 means no top-k. ``request_log``: every token
+completion's body and the settings it sampled with (``applied``) as one JSON line, so that a test
+sees what a server in another process did.
 
     with ChatServer(model) as srv:
         client = OpenAI(base_url=srv.base_url, api_key="x")
@@ -21,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
@@ -30,12 +36,16 @@ from lis.util import cancel
 class ChatServer:
     def __init__(self, model: ChatModel, host: str = "127.0.0.1", port: int = 0,
                  fail_first: int = 0, fail_status: int = 429, fail_body: dict[str, Any] | None = None,
-                 fail_headers: dict[str, str] | None = None):
+                 fail_headers: dict[str, str] | None = None, request_log: str | Path | None = None):
         """``fail_first``: answer the first N chat requests with ``fail_status``, the JSON
         ``fail_body`` (default: an OpenAI-style "injected failure" error) and ``fail_headers``
-        (e.g. ``Retry-After``) — tests of retries and of error handling."""
+        (e.g. ``Retry-After``) — tests of retries and of error handling. ``request_log``: a JSONL
+        file that gets ``{"body": ..., "applied": ...}`` per token completion (``applied``: the
+        sampling settings it drew with, ``self.applied`` holds the same in this process)."""
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.applied: list[dict[str, Any]] = []  # per token completion: the sampling settings it drew with
+        self._request_log = Path(request_log) if request_log is not None else None
         self.request_times: list[float] = []  # wall-clock arrival of each chat request (time.time())
         self._fail_left = fail_first
         self._fail_status = fail_status
@@ -86,10 +96,13 @@ class ChatServer:
                         server._fail_left -= 1
                         return self._send(server._fail_status, server._fail_body, server._fail_headers)
                 if not path.endswith("/chat/completions"):
+                    applied: dict[str, Any] = {}
                     try:
-                        return self._send(*token_completion(server.model, req))
+                        answer = token_completion(server.model, req, applied)
                     except (TypeError, ValueError) as e:  # a field of the wrong type
-                        return self._send(*_vllm_error(400, f"invalid request ({type(e).__name__}: {e})"))
+                        answer = _vllm_error(400, f"invalid request ({type(e).__name__}: {e})")
+                    server._record(req, applied)
+                    return self._send(*answer)
                 sampling = Sampling(temperature=req.get("temperature"), top_p=req.get("top_p"),
                                     top_k=req.get("top_k"), repetition_penalty=req.get("repetition_penalty"),
                                     max_tokens=req.get("max_tokens"), seed=req.get("seed"))
@@ -115,6 +128,13 @@ class ChatServer:
         self._httpd = ThreadingHTTPServer((host, port), Handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
+
+    def _record(self, req: dict[str, Any], applied: dict[str, Any]) -> None:
+        with self._lock:
+            self.applied.append(applied)
+            if self._request_log is not None:
+                with self._request_log.open("a") as f:
+                    f.write(json.dumps({"body": req, "applied": applied or None}) + "\n")
 
     @property
     def base_url(self) -> str:
@@ -146,10 +166,12 @@ def _vllm_error(status: int, message: str, param: str | None = None) -> tuple[in
     return status, {"error": {"message": message, "type": kind, "param": param, "code": status}}
 
 
-def token_completion(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def token_completion(model: Any, req: dict[str, Any],
+                     applied: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
     """(status, body) of a ``/v1/completions`` request with token-id prompts, answered as vLLM does
     (non-streaming, ``n`` = 1, ``logprobs`` None or 0): one choice per prompt, all generated at
-    once through the model's batching engine."""
+    once through the model's batching engine. ``applied`` (given) gets the sampling settings the
+    prompts are drawn with (the request's, else the model's generation config's)."""
     if not (hasattr(model, "engine") and hasattr(model, "tokenizer")):
         return _vllm_error(404, f"model {getattr(model, 'name', '?')} serves no token completions")
     prompt = req.get("prompt")
@@ -183,15 +205,19 @@ def token_completion(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, An
                                         else None, top_p=top_p, repetition_penalty=rep, seed=req.get("seed")))
     if top_k in (0, -1):
         s.top_k = None
+    temperature = 1.0 if s.temperature is None else s.temperature
+    if applied is not None:
+        applied.update(temperature=temperature, top_k=s.top_k, top_p=s.top_p,
+                       repetition_penalty=s.repetition_penalty, seed=s.seed)
     requested_stops = {int(i) for i in req.get("stop_token_ids") or []}
     ignore_eos = bool(req.get("ignore_eos"))
     primary_eos = None if ignore_eos else model.tokenizer.eos_token_id
     stops = requested_stops if ignore_eos else requested_stops | set(model.stop_ids)
 
     def run(p: list[int]):
-        return model.engine.generate(p, max_tokens, temperature=1.0 if s.temperature is None else s.temperature,
-                                     top_k=s.top_k, top_p=s.top_p, repetition_penalty=s.repetition_penalty,
-                                     seed=s.seed, generator=model._generator, stop_ids=stops)
+        return model.engine.generate(p, max_tokens, temperature=temperature, top_k=s.top_k, top_p=s.top_p,
+                                     repetition_penalty=s.repetition_penalty, seed=s.seed,
+                                     generator=model._generator, stop_ids=stops)
 
     try:
         with ThreadPoolExecutor(max_workers=len(prompts)) as pool:

@@ -33,6 +33,10 @@ def _local_docker() -> bool:
     return not os.environ.get("DOCKER_HOST") and os.path.exists("/var/run/docker.sock")
 
 
+class PoolTimeout(SandboxError):
+    """``acquire`` waited its whole timeout: every slot of the pool stayed out."""
+
+
 class SandboxPool:
     def __init__(self, config: SandboxConfig, max_concurrent: int = 8, warm: int = 0,
                  engines: list[str] | None = None):
@@ -126,7 +130,8 @@ class SandboxPool:
         return self.ready
 
     def acquire(self, timeout: float | None = None) -> Sandbox:
-        """A started sandbox (warm when one is ready). Blocks while max_concurrent are out."""
+        """A started sandbox (warm when one is ready). Blocks while max_concurrent are out: at most
+        ``timeout`` seconds (None: no limit), then raises PoolTimeout."""
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
         cancel.check()
@@ -134,7 +139,7 @@ class SandboxPool:
         while not self._slots.acquire(timeout=0.2):  # wake up now and then: after Ctrl-C nothing new starts
             cancel.check()
             if deadline is not None and time.monotonic() >= deadline:
-                raise SandboxError(f"no sandbox free within {timeout}s (max_concurrent={self.max_concurrent})")
+                raise PoolTimeout(f"no sandbox free within {timeout}s (max_concurrent={self.max_concurrent})")
         try:
             cancel.check()
             while True:

@@ -1,6 +1,7 @@
 """The sandbox as TRL's environment_factory: the paper's three tools and nothing else as public
-methods, schemas equal to ours, observations equal to our loop's, picklable, and two real steps of
-TRL's GRPOTrainer with the tiny agent in real sandboxes leaving no container behind."""
+methods, schemas equal to ours, observations equal to our loop's, picklable, a reset that finds every
+sandbox held raising one line after ``acquire_timeout_s``, and two real steps of TRL's GRPOTrainer with
+the tiny agent in real sandboxes leaving no container behind."""
 from __future__ import annotations
 
 import inspect
@@ -82,6 +83,67 @@ def test_observations_are_the_loops_and_the_answer_is_scored(base_config, docker
     finally:
         factory.close()
     pickle.loads(pickle.dumps(factory))
+
+
+def test_a_reset_that_finds_every_sandbox_held_raises_one_line_after_the_timeout(base_config, docker_client):
+    """max_sandboxes 1, acquire_timeout_s 2: a second environment's reset while the first holds the only
+    sandbox (as TRL resets a batch: one after another, one thread) raises a one-line LisError within a few
+    seconds, naming the limit (1 sandbox, max_sandboxes) and the wait (2 s) and, in the hint, the fix; once
+    the first gives its sandbox back the second resets; no container is left.
+
+    Catches (checked): reset calling ``pool.acquire()`` without the timeout (it waits forever: here the
+    reset still runs after 20 s, then is let through by releasing the first sandbox, and the test fails),
+    and reset treating the timeout as a sandbox failure (a warning and a rollout without reward, no error)."""
+    import threading
+
+    from lis.errors import LisError
+    from lis.sandbox.base import SandboxError
+    from lis.train.grpo.environment import SandboxEnvironmentFactory
+
+    run_id = f"pytest-env-timeout-{time.time_ns()}"
+    config = type(base_config)(**{**base_config.__dict__, "run_id": run_id})
+    factory = SandboxEnvironmentFactory(_spec(config, max_turns=3, max_sandboxes=1, acquire_timeout_s=2))
+    first, second = factory(), factory()
+    try:
+        first.reset(task=json.dumps(lookup_task(1, 11).to_dict()))
+        assert first._sb is not None
+        raised: list[BaseException] = []
+
+        def reset_second():
+            try:
+                second.reset(task=json.dumps(lookup_task(2, 22).to_dict()))
+            except BaseException as e:  # noqa: BLE001 - looked at below
+                raised.append(e)
+
+        t0 = time.monotonic()
+        worker = threading.Thread(target=reset_second, daemon=True)
+        worker.start()
+        worker.join(timeout=20)
+        waited = time.monotonic() - t0
+        if worker.is_alive():  # no timeout: let it through so that nothing is left behind, then fail
+            first.get_reward()
+            worker.join(timeout=60)
+            pytest.fail(f"the reset still waited after {waited:.0f} s (no acquire timeout)")
+        assert raised, f"no error: the rollout went on without a sandbox ({second._error})"
+        err = raised[0]
+        assert isinstance(err, LisError) and not isinstance(err, SandboxError), repr(err)
+        assert 1.9 <= waited < 8, waited
+        msg = str(err)
+        assert "\n" not in msg and "\n" not in err.hint
+        assert "t2" in msg and "within 2 s" in msg and "1 sandbox " in msg and "max_sandboxes=1" in msg, msg
+        assert "raise max_sandboxes" in err.hint and "fewer rollouts at once" in err.hint, err.hint
+        assert second._sb is None
+        first.get_reward()  # the sandbox comes back: the next reset gets it at once
+        second.reset(task=json.dumps(lookup_task(2, 22).to_dict()))
+        assert second._sb is not None and second._error is None
+        assert "Population: 22" in second.execute_bash("cat /testbed/documents/town2.txt")
+        second.get_reward()
+    finally:
+        first._release()
+        second._release()
+        factory.close()
+    left = docker_client.api.containers(all=True, filters={"label": [f"lis.run={run_id}"]})
+    assert not left, f"{len(left)} sandbox(es) left behind"
 
 
 def test_trls_grpo_trainer_trains_two_steps_with_the_environment(tiny_dir, base_config, docker_client, tmp_path):

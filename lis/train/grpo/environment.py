@@ -25,6 +25,13 @@ No sandbox is left behind although TRL has no teardown hook: the sandbox goes ba
 (TRL's async trainer ships them to workers): an environment pickles without its live sandbox, and a
 pool is opened lazily in whichever process first needs one.
 
+A process holds at most ``max_sandboxes`` at once (one per environment, from its ``reset`` to its
+``get_reward`` or next ``reset``). A ``reset`` that finds them all held waits ``acquire_timeout_s``
+(default 600 s) for one to come back, then raises a one-line LisError naming the limit and the fix
+(raise ``max_sandboxes`` to the rollouts a process runs at once, or run fewer at once): TRL resets a
+batch's environments one after another in one thread, so with fewer sandboxes than rollouts the
+wait would otherwise never end.
+
 How this differs from ``lis train grpo``'s token-exact ``rollout_func`` (docs/training.md): TRL
 re-renders the tool results through the chat template and appends those ids (ours are the ids of
 the template's text for exactly the new messages, checked against a full render); ``submit`` cannot
@@ -43,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
+from lis.errors import LisError
 from lis.sandbox.base import SandboxConfig, SandboxError
 from lis.tasks.schema import Task
 
@@ -62,6 +70,7 @@ class EnvironmentSpec:
     mode: str = "sandbox"                # sandbox (documents as files) | sandbox_inline
     max_turns: int = 100                 # for "Steps Remaining" (give TRL max_tool_calling_iterations the same)
     max_sandboxes: int = 64              # per process (a generation batch's rollouts at once)
+    acquire_timeout_s: float | None = 600.0  # reset waits this long for a free sandbox, then raises (None: forever)
     warm: int = 0
     answer_max_bytes: int = 1 << 20
 
@@ -120,7 +129,10 @@ class SandboxEnvironment:
 
     # -- TRL's hooks -------------------------------------------------------------------------------
     def reset(self, **row: Any) -> None:
-        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files."""
+        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files.
+
+        Raises LisError when no sandbox comes free within ``acquire_timeout_s`` (a sandbox that fails
+        to start is this rollout's error: no reward, no exception)."""
         from lis.agent.episode import prepare_sandbox
 
         self._release()
@@ -129,7 +141,7 @@ class SandboxEnvironment:
         self._calls, self._submitted, self._error = 0, None, None
         try:
             self._sb_pool = _pool(self._spec)
-            self._sb = self._sb_pool.acquire()
+            self._sb = self._acquire(self._sb_pool)
             prepare_sandbox(self._sb, self._task, self._spec.mode)
         except SandboxError as e:
             self._error = e.one_line()
@@ -212,6 +224,21 @@ class SandboxEnvironment:
             self._error = e.one_line()
             return f"Error: the sandbox failed ({self._error})."
         return f"{out.observation}\nSteps Remaining: {max(0, self._spec.max_turns - self._calls)}"
+
+    def _acquire(self, pool):
+        from lis.sandbox.pool import PoolTimeout
+
+        spec = self._spec
+        try:
+            return pool.acquire(timeout=spec.acquire_timeout_s)
+        except PoolTimeout:
+            n = spec.max_sandboxes
+            held = "is held by another rollout" if n == 1 else "are all held by other rollouts"
+            raise LisError(f"environment for task {self._task.id}: no sandbox came free within "
+                           f"{spec.acquire_timeout_s:g} s: the {n} sandbox{'es' if n != 1 else ''} this process may "
+                           f"hold (EnvironmentSpec.max_sandboxes={n}) {held}",
+                           "raise max_sandboxes to at least the rollouts one process runs at once (a generation "
+                           "batch), or run fewer rollouts at once per process") from None
 
     def _read_answer(self) -> str:
         from lis.prompts import layout
