@@ -211,3 +211,30 @@ def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g.
     report = check_agent(model, sandbox, per_domain=per_domain, max_turns=int(p.section("agent")["max_turns"]),
                          sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20, max_tokens=192), seed=seed)
     typer.echo(json.dumps(report, indent=1))
+
+
+@app.command("rehearse")
+def rehearse(out: Path = typer.Option(Path("data/train/rehearsal"), "--out", help="Folder for the rehearsal's models, "
+                                                                                  "logs and report.json (replaced)."),
+             backend: str = typer.Option("auto", "--backend", help="Sandbox backend: docker | bwrap | auto."),
+             steps: int = typer.Option(2, "--steps", min=1, max=20, help="GRPO steps per configuration."),
+             threads: int = typer.Option(2, "--threads", min=1, max=256, help="CPU threads."),
+             profile: Optional[str] = typer.Option("full", "--profile", help="The params profile rehearsed."),
+             params_file: Optional[Path] = ParamsFile,
+             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Rehearse the profile's training (default: full, the paper's settings) on a random-init Qwen3 built
+    here: SFT and GRPO steps at its configured batch, budgets, loss and engine, in real sandboxes, in
+    process and through a served model, LoRA off and on; checks every step (docs/training.md, "Paper
+    scale, rehearsed"). Exit 1 when a check fails."""
+    from lis.sandbox import registry
+    from lis.train.rehearsal import rehearse as run_rehearsal
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    report = run_rehearsal(p, out, backend=backend, steps=steps, threads=threads)
+    typer.echo(json.dumps({k: report[k] for k in ("ok", "profile", "model", "sandbox_backend", "wall_s",
+                                                  "peak_rss_mb", "checks")}, indent=1))
+    if not report["ok"]:
+        raise typer.Exit(1)

@@ -152,6 +152,13 @@ class LocalHFModel:
         if old is not None and old is not engine:
             old.close()
 
+    def wrap_engine(self, wrap: Any) -> None:
+        """Put ``wrap(engine)`` in front of the current engine (started if need be), e.g. a rehearsal's
+        scripted turns; the wrapped engine stays open behind it."""
+        inner = self.engine
+        with self._engine_lock:
+            self._engine = wrap(inner)
+
     def weights_changed(self) -> None:
         """The model was trained in place: the engine forgets the caches it kept of earlier turns."""
         with self._engine_lock:

@@ -82,6 +82,13 @@ class ChatServer:
 
             def do_POST(self):
                 path = self.path.rstrip("/")
+                if path == "/lis/load_weights":  # a trainer pushing its new weights (grpo.vllm.sync: files)
+                    length = int(self.headers.get("Content-Length", 0))
+                    try:
+                        req = json.loads(self.rfile.read(length) or b"{}")
+                    except json.JSONDecodeError:
+                        return self._send(400, {"error": {"message": "body is not JSON"}})
+                    return self._send(*load_weights(server.model, req))
                 if not path.endswith("/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 length = int(self.headers.get("Content-Length", 0))
@@ -157,6 +164,37 @@ class ChatServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def load_weights(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(status, body) of ``POST /lis/load_weights`` ``{"path": ".../model.safetensors"}``: the served
+    local model takes the weights in that file (a trainer on the same filesystem pushed them; the
+    weight sync of GRPO's server mode without vLLM, :mod:`lis.train.grpo.vllm_server`). Every weight of
+    the model must be in the file (a tied output layer may be left out); the engine forgets its kept
+    caches. Push between generation batches, with no request in flight (as TRL pushes into vLLM): a
+    request decoding meanwhile would mix the old and the new weights."""
+    import torch
+    from safetensors.torch import load_file
+
+    inner = getattr(model, "model", None)
+    if inner is None or not hasattr(inner, "load_state_dict"):
+        return _vllm_error(404, f"model {getattr(model, 'name', '?')} takes no weights")
+    path = req.get("path")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return _vllm_error(400, f"no weights file at {path!r}", "path")
+    state = load_file(path)
+    own = inner.state_dict()
+    unknown = sorted(set(state) - set(own))
+    missing = sorted(k for k in set(own) - set(state) if not (k == "lm_head.weight" and inner.config.tie_word_embeddings))
+    if unknown or missing:
+        return _vllm_error(400, f"weights do not match the served model (unknown {unknown[:3]}, missing {missing[:3]})",
+                           "path")
+    with torch.no_grad():
+        for k, v in state.items():
+            own[k].copy_(v.to(own[k].dtype))
+    if hasattr(model, "weights_changed"):
+        model.weights_changed()
+    return 200, {"loaded": len(state), "path": path}
 
 
 def _vllm_error(status: int, message: str, param: str | None = None) -> tuple[int, dict[str, Any]]:

@@ -56,6 +56,38 @@ def merged_model(model: Any) -> Any:
     return model.merge_and_unload() if is_lora(model) else model
 
 
+def merged_state_dict(model: Any) -> dict[str, Any]:
+    """The plain model's weights (names and values as a model without adapters has them), with any
+    LoRA adapters merged out of place (``W + scale · B A`` per adapted layer; the trained model is not
+    touched, so a merge and unmerge cannot round a bf16 base). Tied weights are stored once."""
+    import torch
+
+    with torch.no_grad():
+        if not is_lora(model):
+            base, deltas = model, {}
+        else:
+            base = model.get_base_model()
+            deltas = {}
+            for name, module in base.named_modules():
+                if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
+                    for adapter in getattr(module, "active_adapters", ["default"]):
+                        if adapter in getattr(module, "lora_A", {}):
+                            d = module.get_delta_weight(adapter)
+                            deltas[f"{name}.base_layer.weight"] = deltas.get(f"{name}.base_layer.weight", 0) + d
+        out, seen = {}, set()
+        for key, value in base.state_dict().items():
+            if "lora_" in key:
+                continue
+            if key in deltas:
+                value = value + deltas[key].to(value.dtype)
+            plain = key.replace(".base_layer.", ".")
+            if value.data_ptr() in seen and key.endswith("lm_head.weight"):
+                continue  # tied to the embeddings
+            seen.add(value.data_ptr())
+            out[plain] = value.detach().to("cpu").contiguous().clone()
+    return out
+
+
 def trainable_parameters(model: Any) -> tuple[int, int]:
     """(trainable, all) parameter counts."""
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -91,7 +91,7 @@ def _answering(tokenizer, value: int):
         assistant("Done.", tool_call("submit", {}, "a2"))])
 
 
-def _one_step_advantages(model_dir, tokenizer, task, policies, pool) -> tuple[list[float], list]:
+def _one_step_advantages(model_dir, tokenizer, task, policies, pool, retries: int = 0) -> tuple[list[float], list]:
     """One real GRPOTrainer step whose single group is the episodes of ``policies`` (one each, run in
     real sandboxes through our rollout and reward functions); returns TRL's advantages and the rollouts."""
     from datasets import Dataset
@@ -107,7 +107,7 @@ def _one_step_advantages(model_dir, tokenizer, task, policies, pool) -> tuple[li
     seen: list = []
 
     def rollout_func(prompts, trainer):
-        settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, retries=0)
+        settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, retries=retries)
         rollouts = [run_episode(task, p, AgentConfig(max_turns=4), settings, pool=pool, seed=i)
                     for i, p in enumerate(policies)]
         seen.extend(rollouts)

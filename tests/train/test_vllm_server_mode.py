@@ -50,11 +50,13 @@ def test_a_server_that_does_not_answer_is_one_line_naming_the_url(tmp_path):
 def test_without_vllm_installed_server_mode_says_what_to_install():
     from trl.import_utils import is_vllm_available
 
+    mode = ServerMode.from_settings({"mode": "server", "base_url": "http://127.0.0.1:8000"})
+    ServerMode.from_settings({"mode": "server", "base_url": "http://127.0.0.1:8000", "sync": "files"}).require_vllm()
     if is_vllm_available():
-        ServerMode.require_vllm()  # a GPU box with vLLM: nothing to say
+        mode.require_vllm()  # a GPU box with vLLM: nothing to say
         return
     with pytest.raises(LisError) as e:
-        ServerMode.require_vllm()
+        mode.require_vllm()
     assert "vLLM is not installed" in str(e.value) and "grpo.vllm.mode: none" in e.value.hint
 
 

@@ -40,7 +40,8 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
 
 
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
-                   overrides: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
+                   overrides: dict[str, Any] | None = None, name: str | None = None,
+                   engine_wrapper: Any = None) -> dict[str, Any]:
     from lis.manifest import read_json, stage_manifest, write_json
     from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
@@ -86,7 +87,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
         server.require_vllm()
         server.start(init, params.root / STATE_DIR)
     try:
-        summary = _train(settings, init, tasks, tmp, agent_cfg, sandbox, mode, ckpt, n_proc)
+        summary = _train(settings, init, tasks, tmp, agent_cfg, sandbox, mode, ckpt, n_proc, engine_wrapper)
     finally:
         if server is not None:
             server.stop()
@@ -144,20 +145,20 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
 
 
 def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mode: str, ckpt: Path,
-           n_proc: int) -> dict[str, Any]:
+           n_proc: int, engine_wrapper: Any = None) -> dict[str, Any]:
     from lis.sandbox.pool import SandboxPool
     from lis.train.grpo.trainer import train_grpo
     from lis.util.log import console
 
     if mode == "vanilla":
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
-                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal, engine_wrapper=engine_wrapper)
     workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
     # every episode of a step finds its sandbox started; the next step's start while the trainer updates
     # (on 2 cores: rollouts 10.8 -> 8.4 s per step of 32 episodes against warm=8)
     with SandboxPool(sandbox, max_concurrent=workers, warm=workers) as pool:
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode, ckpt_dir=ckpt,
-                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
+                          log_path=ckpt / "steps.jsonl", progress=console.is_terminal, engine_wrapper=engine_wrapper)
 
 
 def _summed(counts: list[dict[str, int]]) -> dict[str, int]:

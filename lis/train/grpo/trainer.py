@@ -190,8 +190,12 @@ def _full_model(trainer):
 
 
 def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GRPOSettings, *, agent_cfg,
-               pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False) -> dict[str, Any]:
+               pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False,
+               engine_wrapper: Any = None) -> dict[str, Any]:
     """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary.
+
+    ``engine_wrapper(engine, policy)``: an engine put in front of the policy's (the rehearsal's
+    scripted turns, :mod:`lis.train.rehearsal`); None in real runs.
 
     Tasks whose first prompt is over ``max_prompt_tokens`` in ``mode`` are dropped before training
     (counted in the summary's ``prompts_dropped``); raises LisError when none is left."""
@@ -256,6 +260,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     if server is not None:
         server.require_vllm()
 
+    def _wrap(policy) -> None:
+        if engine_wrapper is not None:
+            policy.wrap_engine(lambda inner: engine_wrapper(inner, policy))
+
     def _local_rollouts(trainer, tasks_now: list, seeds: list[int]) -> list:
         # the whole model on this rank while its episodes generate: DDP unwrapped; DeepSpeed ZeRO-3 and
         # FSDP (v1) parameters gathered, as TRL's own generation does
@@ -264,6 +272,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
             if state["policy"] is None or state["policy"].model is not model:
                 state["policy"] = LocalHFModel(model, tokenizer, name="policy", seed=s.seed, sampling=policy_sampling,
                                                **engine_kw)
+                _wrap(state["policy"])
             else:
                 state["policy"].weights_changed()  # the kept turns' caches are the previous step's weights
             model.eval()
@@ -280,10 +289,18 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         first = trainer.accelerator.process_index * len(prompts)
         seeds = [(s.seed * 1_000_003 + step * 10_007 + first + i) % (2 ** 31) for i in range(len(prompts))]
         t0 = time.monotonic()
-        if server is not None:  # TRL pushed this step's weights to the server before calling us
+        if server is not None:  # TRL pushed this step's weights to the server before calling us (sync: trl)
+            model = trainer.accelerator.unwrap_model(trainer.model)
+            if server.sync == "files" and state.get("pushed") != step:  # lis pushes them (no vLLM anywhere)
+                if trainer.accelerator.is_main_process:
+                    server.push_weights(model, ckpt / "served-weights")
+                trainer.accelerator.wait_for_everyone()
+                state["pushed"] = step
             if state["policy"] is None:
-                model = trainer.accelerator.unwrap_model(trainer.model)
-                state["policy"] = server.policy(model, tokenizer, s.seed, sampling=policy_sampling)
+                from lis.train.lora import generation_model
+
+                state["policy"] = server.policy(generation_model(model), tokenizer, s.seed, sampling=policy_sampling)
+                _wrap(state["policy"])
             rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
         else:
             rollouts = _local_rollouts(trainer, tasks_now, seeds)
@@ -305,7 +322,9 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         longest = max((r.stats["wall_s"] for r in every), default=0.0)
         by_rank = [sum(1 for f in facts if f["rank"] == k) for k in range(n_proc)]
         groups = [f["episode"][0] for f in facts[::s.samples_per_prompt]]  # the step's prompts, in order
-        row = {"step": step + 1, **stats, "task_ids": groups, "rollout_s": round(t_roll, 2),
+        per_episode = {"episode_rewards": [None if f["error"] else f["reward"] for f in facts],  # TRL's batch order
+                       "episode_trained_tokens": [f["stats"]["sampled_tokens"] for f in facts]}
+        row = {"step": step + 1, **stats, "task_ids": groups, **per_episode, "rollout_s": round(t_roll, 2),
                "longest_episode_s": round(longest, 2),
                "episodes": len(every), "episodes_by_rank": by_rank, "world_size": n_proc,
                "duplicate_episodes": len(facts) - len({tuple(f["episode"]) for f in facts}), "time": time.time()}

@@ -9,6 +9,9 @@
         timeout_s: 240                    # how long TRL waits for the server at start
         command: null                     # e.g. [trl, vllm-serve, --model, "{model}", --port, "8000"]: started
         startup_timeout_s: 1800           #   when base_url/health does not answer, stopped on every exit path
+        sync: trl                         # how the new weights reach the server before each step: trl (TRL's
+                                          # NCCL push into vLLM; vLLM installed here) | files (lis saves them and
+                                          # POSTs /lis/load_weights: lis's own ChatServer, no vLLM anywhere)
 
 What changes in server mode: TRL is configured with ``use_vllm=True, vllm_mode="server"`` and pushes
 the policy's weights to the server before every generation batch (it does so before calling our
@@ -24,6 +27,13 @@ same tokenizer), so nothing is re-tokenised.
 ``base_url``. The server is started through :mod:`lis.util.server_process` (a server that already
 answers is reused and left running; one lis started is stopped when the stage ends, on errors and on
 SIGINT/SIGTERM too).
+
+``sync: files`` is server mode without vLLM: TRL is not told about the server; before every
+generation batch rank 0 writes the policy's weights (adapters merged, for LoRA) to one safetensors
+file and asks the server to load it (``POST /lis/load_weights``, answered by
+:class:`lis.models.server.ChatServer`, the stand-in the rehearsal and the tests run). It costs a
+write and a read of the weights per step (seconds for 4B on a local NVMe disk) and needs a
+filesystem both see; TRL's push is the one to use with vLLM.
 """
 from __future__ import annotations
 
@@ -41,6 +51,7 @@ from lis.errors import LisError
 log = logging.getLogger("lis.train.grpo")
 
 MODES = ("none", "server")
+SYNCS = ("trl", "files")
 WHERE = "grpo.vllm"
 
 
@@ -52,6 +63,7 @@ class ServerMode:
     timeout_s: float = 240.0
     command: tuple[str, ...] | None = None
     startup_timeout_s: float = 1800.0
+    sync: str = "trl"
 
     @classmethod
     def from_settings(cls, vllm: dict[str, Any] | None) -> "ServerMode | None":
@@ -79,24 +91,57 @@ class ServerMode:
                                     or not all(isinstance(c, (str, int)) for c in command)):
             raise LisError(f"{WHERE}.command must be a command line (a string or a list), got {command!r}",
                            "e.g. [trl, vllm-serve, --model, '{model}', --port, '8000'], or null")
-        cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float}
+        if v.get("sync", "trl") not in SYNCS:
+            raise LisError(f"{WHERE}.sync = {v.get('sync')!r} is not one of {', '.join(SYNCS)}",
+                           "use trl (TRL pushes the weights into vLLM) or files (lis's own ChatServer)")
+        cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float, "sync": str}
         given = {k: f(v[k]) for k, f in cast.items() if v.get(k) is not None}   # the rest: the fields' defaults
         return cls(url, command=tuple(str(c) for c in command) if command else None, **given)
 
     # -- TRL ----------------------------------------------------------------------------------
     def trl_config(self) -> dict[str, Any]:
-        """The GRPOConfig options of server mode."""
+        """The GRPOConfig options of server mode (none with ``sync: files``: TRL does not see the server)."""
+        if self.sync == "files":
+            return {}
         return {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": self.base_url,
                 "vllm_server_timeout": self.timeout_s}
 
-    @staticmethod
-    def require_vllm() -> None:
-        """TRL's weight transfer to the server runs in the training process: vLLM must be importable."""
+    def require_vllm(self) -> None:
+        """TRL's weight transfer to the server runs in the training process: vLLM must be importable
+        (``sync: trl``; ``files`` needs none)."""
         from trl.import_utils import is_vllm_available
 
-        if not is_vllm_available():
+        if self.sync == "trl" and not is_vllm_available():
             raise LisError(f"{WHERE}.mode is server, but vLLM is not installed here (TRL pushes the weights to the "
-                           "server with it)", "pip install -e '.[gpu]' on the GPU box, or set grpo.vllm.mode: none")
+                           "server with it)", "pip install -e '.[gpu]' on the GPU box, or set grpo.vllm.mode: none "
+                           "(or grpo.vllm.sync: files with lis's own server)")
+
+    def push_weights(self, model: Any, folder: Path) -> dict[str, Any]:
+        """``sync: files``: write ``model``'s weights (LoRA adapters merged, out of place) to
+        ``folder/model.safetensors`` and have the server load them; returns the server's answer.
+        Raises LisError when the server refuses or does not answer."""
+        from safetensors.torch import save_file
+
+        from lis.train.lora import merged_state_dict
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp, path = folder / ".model.safetensors.tmp", folder / "model.safetensors"
+        save_file(merged_state_dict(model), str(tmp))
+        tmp.replace(path)
+        body = json.dumps({"path": str(path.resolve())}).encode()
+        req = urllib.request.Request(f"{self.base_url}/lis/load_weights", data=body,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode(errors="replace")[:300]
+            raise LisError(f"{WHERE}: the server at {self.base_url} refused the weights (HTTP {e.code}: {detail})",
+                           "serve the start model with lis's ChatServer, or use sync: trl with vLLM") from None
+        except (OSError, ValueError) as e:
+            raise LisError(f"{WHERE}: could not push the weights to {self.base_url} ({e})",
+                           "check that the server runs and shares this filesystem") from None
 
     # -- the server ---------------------------------------------------------------------------
     def start(self, init: Path, state_dir: Path) -> None:
