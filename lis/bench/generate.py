@@ -5,7 +5,10 @@ model, prompts and seeds, in one run.
 The prompts are the agent's real first turns (the math samples in sandbox mode, rendered with the
 model's chat template and the three tools), one per sequence; ``group=True`` gives every sequence
 the same prompt (a GRPO group: one shared prefill). By default stop ids are ignored so that every
-sequence generates exactly ``max_new_tokens`` tokens and both sides do the same work.
+sequence generates exactly ``max_new_tokens`` tokens and both sides do the same work. ``random_stops=k``
+makes k ids drawn at random (seed 0) stop ids on both sides: a random-weight model's sequences then end
+after about vocabulary/k tokens at temperature 1, as real turns end well before their budget
+(``max_new_tokens``), which is what the engine's KV-cache budget (``max_batch_tokens``) is about.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import threading
 import time
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, BatchEngine
@@ -33,12 +37,15 @@ def bench_prompts(model: LocalHFModel, n: int, group: bool = False) -> list[list
 
 
 def bench_generate(model: LocalHFModel, *, n: int = 16, max_new_tokens: int = 64, temperature: float = 1.0,
-                   group: bool = False, honour_stop: bool = False, max_batch: int = 64,
+                   group: bool = False, honour_stop: bool = False, random_stops: int = 0, max_batch: int = 64,
                    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
                    progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Sequential vs concurrent generation of the same ``n`` sequences (seeds 0..n-1)."""
     prompts = bench_prompts(model, n, group)
     stop_ids = set(model.stop_ids) if honour_stop else set()
+    if random_stops:
+        vocab = model.model.get_input_embeddings().num_embeddings
+        stop_ids |= set(np.random.default_rng(0).choice(vocab, min(random_stops, vocab), replace=False).tolist())
     room = min(model.max_context - len(p) for p in prompts)
     max_new = max(1, min(max_new_tokens, room))
 
@@ -86,14 +93,24 @@ def bench_generate(model: LocalHFModel, *, n: int = 16, max_new_tokens: int = 64
         "max_new_tokens": max_new,
         "temperature": temperature,
         "same_prompt": group,
-        "stop_ids": "honoured" if honour_stop else "ignored (every sequence generates max_new_tokens)",
+        "stop_ids": _stops_said(honour_stop, random_stops),
+        "max_batch_tokens": max_batch_tokens,
         "prompt_tokens": {"min": min(lengths), "mean": round(st.mean(lengths), 1), "max": max(lengths)},
         "sequential": {"wall_s": round(seq_s, 3), "tokens": seq_tokens, "tokens_per_s": round(seq_tokens / seq_s, 1)},
         "concurrent": {"wall_s": round(con_s, 3), "tokens": con_tokens, "tokens_per_s": round(con_tokens / con_s, 1),
                        "decode_steps": stats["steps"], "max_batch": stats["max_rows"],
                        "mean_batch": round(stats["rows_stepped"] / max(1, stats["steps"]), 1),
-                       "prefills": stats["prefills"], "shared_prefills": stats["shared_prefills"]},
+                       "prefills": stats["prefills"], "shared_prefills": stats["shared_prefills"],
+                       "preemptions": stats.get("preemptions", 0),
+                       "recomputed_tokens": stats.get("recomputed_tokens", 0),
+                       "max_positions": stats.get("max_positions")},
         "speedup": round(seq_s / con_s, 2),
         "identical_sequences": sum(1 for a, b in zip(sequential, concurrent) if b is not None and a.ids == b.ids),
         "errors": errors,
     }
+
+
+def _stops_said(honour_stop: bool, random_stops: int) -> str:
+    """What the result says about stop ids."""
+    said = [s for s, on in (("the model's", honour_stop), (f"{random_stops} random ids", random_stops)) if on]
+    return " + ".join(said) if said else "ignored (every sequence generates max_new_tokens)"

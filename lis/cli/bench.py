@@ -174,7 +174,13 @@ def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", 
              group: bool = typer.Option(False, "--group", help="All sequences share one prompt (a GRPO group)."),
              honour_stop: bool = typer.Option(False, "--stop", help="Stop at the model's stop ids (default: "
                                                                     "every sequence generates --max-new-tokens)."),
+             random_stops: int = typer.Option(0, "--random-stops", max=1000000, min=0,
+                                              help="K ids drawn at random also stop (a random-weight model's "
+                                                   "sequences then end after about vocabulary/K tokens)."),
              max_batch: int = typer.Option(64, "--max-batch", max=100000, min=1, help="Sequences per forward pass at most."),
+             max_batch_tokens: Optional[int] = typer.Option(None, "--max-batch-tokens", max=1 << 40, min=1,
+                                                            help="KV-cache positions of the engine's batch (rows x "
+                                                                 "padded length; default: the engine's, 131072)."),
              device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
              threads: Optional[int] = typer.Option(None, "--threads", max=1024, min=1,
                                                    help="torch CPU threads (default: torch's choice)."),
@@ -194,7 +200,8 @@ def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", 
     model = LocalHFModel.load(model_dir, device=device)
     with console.status("benchmarking") as status:
         res = bench_generate(model, n=n, max_new_tokens=max_new_tokens, temperature=temperature, group=group,
-                             honour_stop=honour_stop, max_batch=max_batch,
+                             honour_stop=honour_stop, random_stops=random_stops, max_batch=max_batch,
+                             **({"max_batch_tokens": max_batch_tokens} if max_batch_tokens else {}),
                              progress=lambda s: status.update(f"benchmarking: {s}"))
     res["model_dir"] = str(model_dir)
     text = json.dumps(res, indent=1)

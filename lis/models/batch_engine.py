@@ -26,22 +26,34 @@ rounding differs (on the CPU about 4e-6 on a logit): greedy ids stay the same un
 logits tie within that, and seeded draws stay the same unless a uniform draw lands within
 that of a boundary between two tokens.
 
-Prefix cache: the KV cache of every finished sequence (its prompt and the ids it drew) is kept,
-least recently used first out, within ``prefix_cache_mb``. A request prefills only what follows
-the longest prefix it shares with a kept sequence, on top of that sequence's cache cut to the
-shared length: an agent's next turn (its conversation plus the environment's reply) prefills the
-reply alone, and a new episode's first turn reuses the system prompt and tool schemas every
-episode starts with — vLLM's automatic prefix caching, for the local engine. A kept sequence is
-dropped once a longer one extends it. Logits then come from a prefill split in two, which agrees
-with one whole prefill up to float rounding (as in a batch, above), so the same seeded call made
-twice gives the same ids but log-probabilities equal only to ~1e-6. Off by default
-(``prefix_cache_mb=0``): measured on the CPU with the tiny model it saves prefill tokens, not time.
+Prefix cache: the KV cache of every finished sequence (its prompt and the ids it drew), and of a
+preempted one (see Memory), is kept, least recently used first out, within ``prefix_cache_mb``. A
+request prefills only what follows the longest prefix it shares with a kept sequence, on top of
+that sequence's cache cut to the shared length: an agent's next turn (its conversation plus the
+environment's reply) prefills the reply alone, and a new episode's first turn reuses the system
+prompt and tool schemas every episode starts with — vLLM's automatic prefix caching, for the local
+engine. A kept sequence is dropped once a longer one extends it. Logits then come from a prefill
+split in two, which agrees with one whole prefill up to float rounding (as in a batch, above), so
+the same seeded call made twice gives the same ids but log-probabilities equal only to ~1e-6. Off
+by default (``prefix_cache_mb=0``): measured on the CPU with the tiny model it saves prefill
+tokens, not time.
 
 Memory: a batch holds at most ``max_batch`` sequences and its KV cache at most
-``max_batch_tokens`` token positions (rows x padded length); a request is admitted when the batch
-stays within the budget even if every sequence grows to its prompt + ``max_new_tokens``
-(a request larger than the budget runs alone). Models whose cache is not a plain key/value cache
-(linear-attention layers) are served one request at a time through ``sample``.
+``max_batch_tokens`` token positions (rows x padded length). A request is admitted on its current
+length (prompt + ids drawn so far), not on what it may grow to (``max_new_tokens`` reserves
+nothing): it joins when the batch with it, every row padded to the longest, still has room for the
+next decode step's column. The batch then grows on demand; before a decode step that would
+overflow, the most recently admitted rows are preempted (vLLM's recompute preemption) until it
+fits: a preempted row leaves the batch (its cache is dropped) with its ids, log-probabilities,
+generator and stop rule, goes back to the front of the queue, and when admitted again is prefilled
+with its prompt and the ids it drew, and draws its next token from that prefill's logits — as if
+it had never left, up to float rounding (a prefill of the same tokens rounds like a batch or a
+split prefill, above). With the prefix cache on, its cache is kept there first, so that the
+re-admission prefills only its last id. One row always stays: a sequence larger than the budget
+runs alone. ``stats`` counts ``preemptions``, the prefill tokens they cost again
+(``recomputed_tokens``) and the largest cache of a step (``max_positions``). Models whose cache is
+not a plain key/value cache (linear-attention layers) are served one request at a time through
+``sample``.
 
 Errors: a request the model cannot take (empty prompt, id outside the vocabulary) raises
 ModelError in the caller; an exception in the worker fails the requests it concerned with a
@@ -100,11 +112,17 @@ class _Request:
         self.arrival = time.monotonic()
         self.seen: torch.Tensor | None = None  # prompt + drawn ids, only for a repetition penalty
         self.pos = 0                       # real tokens in the KV cache (= position of the next input)
+        self.admitted = 0                  # when it last joined the batch (the engine's count of joins)
 
     @property
-    def reserve(self) -> int:
-        """KV-cache positions this sequence may come to hold."""
-        return len(self.prompt) + self.max_new
+    def length(self) -> int:
+        """Its tokens so far (prompt + drawn ids): what an admission prefills, and the cache
+        positions it holds once it joined (the last drawn id is fed by the next decode step)."""
+        return len(self.prompt) + len(self.ids)
+
+    def context(self) -> list[int]:
+        """Prompt + drawn ids: the tokens an admission prefills (a preempted request's too)."""
+        return self.prompt + self.ids
 
     @property
     def penalised(self) -> bool:
@@ -147,7 +165,8 @@ class BatchEngine:
             log.info("model %s: its cache is not a plain key/value cache; generating one request at a time", name)
         # what the worker reports (read-only for others)
         self.stats = {"steps": 0, "rows_stepped": 0, "max_rows": 0, "prefills": 0, "shared_prefills": 0,
-                      "tokens": 0, "prefill_tokens": 0, "prefix_hits": 0, "prefix_tokens": 0}
+                      "tokens": 0, "prefill_tokens": 0, "prefix_hits": 0, "prefix_tokens": 0,
+                      "preemptions": 0, "recomputed_tokens": 0, "max_positions": 0}
         self._prefixes = _PrefixStore(int(float(prefix_cache_mb) * (1 << 20)))  # worker thread only
         self._forget = False
         self._cond = threading.Condition()
@@ -158,6 +177,7 @@ class BatchEngine:
         self._rows: list[_Request] = []
         self._cache: Any = None
         self._mask: torch.Tensor | None = None
+        self._joins = 0                    # rows that joined the batch so far (their admission order)
         self._thread = threading.Thread(target=_work, args=(weakref.ref(self),), name=f"lis-batch-{name}",
                                         daemon=True)
         self._thread.start()
@@ -271,7 +291,7 @@ class BatchEngine:
                 self._sample_alone(req)
             return True
         with torch.inference_mode():
-            for group in _by_prompt(admitted):
+            for group in _by_context(admitted):
                 self._admit(group)
             self._drop(lambda r: r.abandoned)
             if self._rows:
@@ -314,13 +334,22 @@ class BatchEngine:
             return admitted
 
     def _fits(self, req: _Request, admitted: list[_Request]) -> bool:
+        """Whether ``req`` may join the batch now (with ``admitted``, taken this round): fewer than
+        ``max_batch`` rows, and the batch with it — every row padded to the longest, each counted at
+        its current length — keeps room for the next decode step's column within ``max_batch_tokens``.
+        What a request may still draw reserves nothing (the batch preempts when it outgrows the
+        budget: :meth:`_make_room`). Alone it always fits, even larger than the budget."""
         rows = len(self._rows) + len(admitted)
         if rows == 0:
-            return True  # alone, even when larger than the budget
+            return True
         if not self.batched or rows >= self.max_batch:
             return False
-        longest = max([req.reserve] + [r.reserve for r in self._rows] + [r.reserve for r in admitted])
-        return (rows + 1) * longest <= self.max_batch_tokens
+        width = max([req.length, self._width()] + [r.length for r in admitted])
+        return (rows + 1) * (width + 1) <= self.max_batch_tokens
+
+    def _width(self) -> int:
+        """The batch's padded length (0 without a batch)."""
+        return 0 if self._mask is None else self._mask.shape[1]
 
     def _sample_alone(self, req: _Request) -> None:
         try:
@@ -338,26 +367,30 @@ class BatchEngine:
             req.done.set()
 
     def _admit(self, group: list[_Request]) -> None:
-        """Prefill one prompt (shared by ``group``), draw each request's first token, join the batch."""
+        """Prefill one context (shared by ``group``: the same prompt, and the same ids drawn before a
+        preemption), draw each request's next token from its last logits, join the batch. A failure
+        fails this group's requests only (ModelError naming the prefill); the batch goes on."""
         group = [r for r in group if not r.abandoned]
         if not group:
             return
-        prompt = group[0].prompt
+        context = group[0].context()
         try:
             from transformers import DynamicCache
 
             cache = DynamicCache()
-            start, layers = self._prefixes.longest(prompt)
-            if layers:  # a cached prefix (the conversation so far, the system prompt): prefill the rest
+            start, layers = self._prefixes.longest(context)
+            if layers:  # a cached prefix (the conversation so far, the system prompt, a preempted row): the rest
                 for i, (k, v) in enumerate(layers):
                     cache.update(k[:, :, :start], v[:, :, :start], i)
                 self.stats["prefix_hits"] += 1
                 self.stats["prefix_tokens"] += start
-            ids = torch.tensor([prompt[start:]], dtype=torch.long, device=self.device)
+            ids = torch.tensor([context[start:]], dtype=torch.long, device=self.device)
             out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, **last_logits_kwargs(self.model))
             self.stats["prefills"] += 1
-            self.stats["prefill_tokens"] += len(prompt) - start
+            self.stats["prefill_tokens"] += len(context) - start
             self.stats["shared_prefills"] += len(group) - 1
+            if any(r.ids for r in group):  # preempted: this prefill computes again what its rows had cached
+                self.stats["recomputed_tokens"] += len(context) - start
             logits = out.logits[:1, -1].float()
             del out
             joining = []
@@ -365,18 +398,18 @@ class BatchEngine:
             for req in group:
                 if req.penalised:
                     if seen is None:
-                        seen = torch.tensor(prompt, dtype=torch.long, device=self.device)
+                        seen = torch.tensor(context, dtype=torch.long, device=self.device)
                     req.seen = seen
             picks = pick_tokens(logits.expand(len(group), -1), group)
             for req, (tok, lp) in zip(group, picks):
                 if not self._record(req, tok, lp):
                     joining.append(req)
             if joining:
-                self._join(cache, joining, len(prompt))
-        except Exception as e:  # noqa: BLE001 - only this prompt's requests fail; the batch goes on
-            log.exception("model %s: prefill of a %d-token prompt failed", self.name, len(prompt))
+                self._join(cache, joining, len(context))
+        except Exception as e:  # noqa: BLE001 - only this context's requests fail; the batch goes on
+            log.exception("model %s: prefill of a %d-token prompt failed", self.name, len(context))
             for req in group:
-                req.fail(_failed(self.name, f"the prefill of a {len(prompt)}-token prompt", e))
+                req.fail(_failed(self.name, f"the prefill of a {len(context)}-token prompt", e))
 
     def _record(self, req: _Request, tok: int, lp: float, signal: bool = True) -> bool:
         """Append a drawn token; True when the sequence is done (stop id or max_new_tokens). Its
@@ -421,10 +454,14 @@ class BatchEngine:
         self._cache, self._mask = _growing(target), mask
         for req in reqs:
             req.pos = length
+            self._joins += 1
+            req.admitted = self._joins
         self._rows.extend(reqs)
 
     def _step(self) -> None:
-        """Feed every sequence its last token; draw the next one; let finished sequences go."""
+        """Make room (:meth:`_make_room`); feed every sequence its last token; draw the next one; let
+        finished sequences go."""
+        self._make_room()
         rows = self._rows
         n = len(rows)
         inputs = torch.tensor([[r.ids[-1]] for r in rows], dtype=torch.long, device=self.device)
@@ -438,6 +475,7 @@ class BatchEngine:
         self.stats["steps"] += 1
         self.stats["rows_stepped"] += n
         self.stats["max_rows"] = max(self.stats["max_rows"], n)
+        self.stats["max_positions"] = max(self.stats["max_positions"], n * mask.shape[1])
         for req in rows:
             req.pos += 1
         live = [i for i, req in enumerate(rows) if not req.abandoned]
@@ -450,9 +488,43 @@ class BatchEngine:
                 req.done.set()
         self._drop(lambda r: r.done.is_set() or r.abandoned)
 
+    def _make_room(self) -> None:
+        """Preempt rows, most recently admitted first, until the next decode step's cache (rows x
+        (padded length + 1)) fits ``max_batch_tokens``; one row always stays (alone it may be larger).
+        The padded length left is the longest remaining row, the columns :meth:`_drop` keeps."""
+        stay = sorted(self._rows, key=lambda r: r.admitted)
+        width = self._width()
+        leave: list[_Request] = []
+        while len(stay) > 1 and len(stay) * (width + 1) > self.max_batch_tokens:
+            leave.append(stay.pop())
+            width = max(r.pos for r in stay)
+        if leave:
+            self._preempt(leave)
+
+    def _preempt(self, leave: list[_Request]) -> None:
+        """Take the rows ``leave`` (most recently admitted first) out of the batch and put them back at
+        the front of the queue, the earliest admitted first. Each keeps its ids, log-probabilities,
+        generator, ``seen`` and stop rule; its cache is dropped (kept in the prefix store when there
+        is one), and its next admission prefills its prompt and ids (:meth:`_admit`)."""
+        if self._prefixes.budget:
+            for req in leave:
+                self._keep(self._rows.index(req), req)
+        going = {id(r) for r in leave}
+        self._drop(lambda r: id(r) in going)
+        for req in leave:
+            req.pos = 0
+        with self._cond:
+            closed = self._closed
+            if not closed:  # (close() already failed the queue it emptied: these would wait for nothing)
+                self._queue.extendleft(leave)  # most recent first, so the earliest admitted ends at the front
+        if closed:
+            for req in leave:
+                req.fail(_closed_error(self.name))
+        self.stats["preemptions"] += len(leave)
+
     def _keep(self, row: int, req: _Request) -> None:
-        """Put a finished row's cache (its prompt and every drawn id but the last, which was never
-        fed) into the prefix store; its real positions are the row's last ``pos`` columns."""
+        """Put a finished or preempted row's cache (its prompt and every drawn id but the last, which
+        was never fed) into the prefix store; its real positions are the row's last ``pos`` columns."""
         n = req.pos
         if n != len(req.prompt) + len(req.ids) - 1:
             return
@@ -624,11 +696,12 @@ def _work(ref: "weakref.ref[BatchEngine]") -> None:
             engine = None
 
 
-def _by_prompt(requests: list[_Request]) -> list[list[_Request]]:
-    """Requests grouped by identical prompt, in arrival order of each group's first request."""
+def _by_context(requests: list[_Request]) -> list[list[_Request]]:
+    """Requests grouped by identical context (prompt + ids drawn before a preemption), in queue order
+    of each group's first request: a group is prefilled once."""
     groups: dict[tuple[int, ...], list[_Request]] = {}
     for req in requests:
-        groups.setdefault(tuple(req.prompt), []).append(req)
+        groups.setdefault(tuple(req.context()), []).append(req)
     return list(groups.values())
 
 
