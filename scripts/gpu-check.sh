@@ -8,6 +8,9 @@
 #   bash scripts/gpu-check.sh           # on the GPU machine (offline): install them to /tmp/site, run the checks,
 #                                       # write $OUT/gpu-check.json (or ./gpu-check.json) and print it
 #   bash scripts/gpu-check.sh self-test # the same checks on this machine's CPU, with the project's venv
+#   bash scripts/gpu-check.sh paper     # on the GPU machine: the paper-shape check instead (random Qwen3-4B, bf16 +
+#                                       # checkpointing, 2 GRPO steps of 8 x 8 in vanilla mode: peak memory against
+#                                       # `lis train plan`, tokens/s) -> $OUT/gpu-check-paper.json
 #
 # With the device tool (docs/training.md, "Ready for a GPU"): fetch here, then
 #   run(command="bash scripts/gpu-check.sh", carry=[".gpu-wheels"], timeout_s=600)
@@ -34,7 +37,7 @@ case "${1:-run}" in
   self-test)
     PY=${LIS_VENV:-.venv}/bin/python
     "$PY" scripts/gpu_check.py --device cpu --out "${OUT:-.}/gpu-check-cpu.json" ;;
-  run)
+  run|paper)
     if ! ls "$WHEELS"/*.whl >/dev/null 2>&1; then
       echo "gpu-check: no wheels in $WHEELS: run 'bash scripts/gpu-check.sh fetch' where PyPI is reachable and carry $WHEELS" >&2
       exit 2
@@ -42,6 +45,11 @@ case "${1:-run}" in
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHEELS"/*.whl
     export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-    python3 scripts/gpu_check.py --device cuda --out "${OUT:-.}/gpu-check.json" ;;
-  *) echo "usage: bash scripts/gpu-check.sh [fetch|run|self-test]" >&2; exit 2 ;;
+    if [ "${1:-run}" = paper ]; then
+      shift
+      python3 scripts/gpu_check.py --device cuda --paper --out "${OUT:-.}/gpu-check-paper.json" "$@"
+    else
+      python3 scripts/gpu_check.py --device cuda --out "${OUT:-.}/gpu-check.json"
+    fi ;;
+  *) echo "usage: bash scripts/gpu-check.sh [fetch|run|paper|self-test]" >&2; exit 2 ;;
 esac

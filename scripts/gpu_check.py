@@ -15,6 +15,14 @@
 3. **Lightning SFT on the device.** 60 steps of ``lis.train.sft.run.train_sft`` on scripted vanilla
    teacher episodes (no sandbox): time and losses.
 
+``--paper`` (``scripts/gpu-check.sh paper``) runs instead the **paper-shape check**: a random-init
+Qwen3-4B of the published shape (``data/model_configs/qwen3-4b-instruct-2507.json``, no weights
+needed; the offline tiny tokenizer), bf16 mixed precision with gradient checkpointing on one GPU,
+2 GRPO steps of the paper's 8 x 8 episodes in vanilla mode (no Docker there) at ``--prompt-tokens`` /
+``--completion-tokens`` (defaults sized to finish inside the device tool's 10-minute limit); it reports
+the measured peak GPU memory against ``lis train plan``'s estimate of the same run, and the tokens per
+second of generation and of training.
+
 Every number lands in one JSON file. Nothing here is timed for a verdict: it reports.
 """
 from __future__ import annotations
@@ -114,12 +122,95 @@ def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict
             "records": len(records), "weights_sha256": m.get("weights_sha256")}
 
 
+def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: int = 2, device: str = "cuda",
+                config: Path = ROOT / "data/model_configs/qwen3-4b-instruct-2507.json") -> dict:
+    """The paper-shape check (module doc): peak memory against the plan, tokens per second. On the CPU
+    (``--device cpu``, with a small ``--config``) it runs the same code as a self-test; memory is then
+    the process's peak RSS."""
+    import resource
+
+    import torch
+
+    from lis.agent.loop import AgentConfig
+    from lis.params import load
+    from lis.tasks.schema import Task
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.grpo.trainer import StepLog, train_grpo
+    from lis.train.plan import plan_stage, plain, read_shape
+    from lis.train.rollout.budget import first_prompt_ids
+    from lis.train.tiny.base import build_base
+    from lis.train.tiny.random_model import build_random
+    from transformers import AutoTokenizer
+
+    t0 = time.perf_counter()
+    build_base(work / "tok", seed=0, corpus_episodes=50, stdlib_files=10)
+    cuda = device == "cuda"
+    built = build_random(work / "qwen3-4b", config, tokenizer_dir=work / "tok", seed=0,
+                         dtype="bfloat16" if cuda else "float32", device=device)
+    if cuda:
+        torch.cuda.empty_cache()
+    out = {"model_config": str(Path(config).relative_to(ROOT)) if Path(config).is_relative_to(ROOT) else str(config),
+           "model_params": built["params"], "build_s": round(time.perf_counter() - t0, 1)}
+    tok = AutoTokenizer.from_pretrained(work / "tok")
+    line = "The archive of the river town lists its markets, bridges, mills and their keepers by year."
+    per_line = max(1, len(tok(line + "\n", add_special_tokens=False)["input_ids"]))
+
+    def task(i: int) -> Task:
+        doc = "\n".join([line] * max(1, (prompt_tokens - 200) // per_line))
+        return Task(id=f"p{i}", domain="instruct_pretrain", problem_statement=f"How many mills are in town {i}?",
+                    ground_truth=str(i), input_files={"archive.txt": doc}, qa_type="free-form")
+
+    tasks = [task(i) for i in range(16)]
+    prompt_len = len(first_prompt_ids(tasks[0], tok, "vanilla", AgentConfig()))
+    g = load(ROOT, profile="full").section("grpo")
+    sec = {**g, "steps": steps, "max_prompt_tokens": prompt_len + 16, "max_tokens_per_turn": completion_tokens,
+           "max_episode_tokens": completion_tokens, "max_turns": 1, "save_every": 1000,
+           "precision": {"bf16": cuda, "gradient_checkpointing": True}, "threads": 0 if cuda else 2}
+    s = GRPOSettings.from_params(sec)
+    shape = read_shape(work / "qwen3-4b")
+    total_gb = torch.cuda.get_device_properties(0).total_memory / 2**30 if cuda else None
+    plan = plan_stage(shape, "grpo", sec, plain(1, gpu_memory_gb=total_gb))
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    summary = train_grpo(work / "qwen3-4b", tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None,
+                         mode="vanilla", ckpt_dir=work / "grpo-ckpt", log_path=work / "grpo-ckpt" / "steps.jsonl")
+    wall = time.perf_counter() - t0
+    rows = StepLog(work / "grpo-ckpt" / "steps.jsonl").rows()
+    if cuda:
+        peak = torch.cuda.max_memory_allocated() / 2**30
+        reserved = torch.cuda.max_memory_reserved() / 2**30
+    else:  # the process's high-water mark (the whole process: interpreter, libraries, both model copies)
+        peak = reserved = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    gen_tokens = [r["episodes"] * r["episode_tokens_mean"] for r in rows]
+    train_tokens = [r["episodes"] * (prompt_len + r["episode_tokens_mean"]) for r in rows]
+    estimate = plan.as_dict() if hasattr(plan, "as_dict") else {"total_gb": getattr(plan, "total_gb", None)}
+    est_total = estimate.get("total_gb") or estimate.get("peak_gb")
+    out.update({
+        "prompt_tokens": prompt_len, "completion_tokens": completion_tokens, "steps": summary["steps"],
+        "episodes_per_step": s.group_batch, "wall_s": round(wall, 1),
+        "peak_allocated_gb": round(peak, 2), "peak_reserved_gb": round(reserved, 2),
+        "plan": estimate, "peak_over_plan": round(peak / est_total, 3) if est_total else None,
+        "generation_tokens_per_s": [round(t / r["rollout_s"], 1) for t, r in zip(gen_tokens, rows)],
+        "training_tokens_per_s": [round(t / max(1e-9, r["step_s"] - r["rollout_s"]), 1)
+                                  for t, r in zip(train_tokens, rows)],
+        "per_step": [{k: r.get(k) for k in ("step", "rollout_s", "step_s", "loss_value", "grad_norm",
+                                            "is_ratio_min", "is_ratio_max", "outcomes", "loss_calls_eval_mode")}
+                     for r in rows]})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", help="cuda (default) | cpu (the self-test)")
     ap.add_argument("--out", type=Path, default=Path("gpu-check.json"))
     ap.add_argument("--grpo-steps", type=int, default=3)
     ap.add_argument("--sft-steps", type=int, default=60)
+    ap.add_argument("--paper", action="store_true", help="the paper-shape check (random Qwen3-4B) instead")
+    ap.add_argument("--prompt-tokens", type=int, default=4096)
+    ap.add_argument("--completion-tokens", type=int, default=512)
+    ap.add_argument("--config", type=Path, default=ROOT / "data/model_configs/qwen3-4b-instruct-2507.json",
+                    help="--paper: the model's shape (a smaller one makes --device cpu a self-test)")
     args = ap.parse_args()
     import torch
 
@@ -132,6 +223,18 @@ def main() -> int:
     result = {"device": args.device, "python": platform.python_version(), "torch": torch.__version__,
               "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if args.paper:
+        with tempfile.TemporaryDirectory(prefix="lis-gpu-paper-") as tmp:
+            try:
+                result["paper"] = paper_shape(Path(tmp), args.prompt_tokens, args.completion_tokens,
+                                              device=args.device, config=args.config)
+            except Exception as e:  # noqa: BLE001 - report what failed with what was measured
+                peak = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else None
+                result["paper"] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
+                                   "peak_allocated_gb": peak}
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps(result, indent=1))
+        return 1 if "error" in result["paper"] else 0
     with tempfile.TemporaryDirectory(prefix="lis-gpu-check-") as tmp:
         work = Path(tmp)
         from lis.train.tiny.base import build_base
