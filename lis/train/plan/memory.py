@@ -60,7 +60,8 @@ its own unit as it runs; under ZeRO-3 every parameter is gathered (``ds3_gather_
 single and DDP processes hold the model already. The KV cache stores keys in the dtype of the RoPE
 tables, i.e. of the embedding's output (fp32 unless the module's weights are bf16: DeepSpeed bf16, a
 bf16 LoRA base), and transformers' cache stores the values in the keys' dtype: ``engine.max_batch_tokens``
-positions × 2 × layers × kv_heads × head_dim × bytes. The batch engine's buffers keep 25 % room to
+positions (at least the longest conversation, which runs alone when it is larger) × 2 × layers ×
+kv_heads × head_dim × bytes. The batch engine's buffers keep 25 % room to
 grow and a request joining the batch builds the merged cache while the old one still lives (up to
 1.25× the budget more, the worst case counted); the prefill of the longest conversation (prompt +
 episode, prefilled whole: the prefix cache is off by default) holds three MLP-wide and two
@@ -92,7 +93,7 @@ CPU_FOLD_TILES_BWD = 8.25      # _backward_tile: tile, y, z, log_p, p, grad, the
 CUDA_CONTEXT_GB = 1.0
 NCCL_GB = 0.5
 ALLOCATOR_SHARE = 0.10
-CPU_RUNTIME_GB = 1.0           # RSS of a process after importing torch, transformers, TRL (measured: ~0.7-0.9 GB)
+CPU_RUNTIME_GB = 1.0           # a training process before its first step: 0.48-0.65 GB measured (--measure), rounded up
 LOSS_BYTES_PER_TOKEN = 40      # TRL's per-token loss tensors (ratios, clipped terms, masks): ~10 fp32 per token
 KV_GROWTH = 1.25               # the batch engine's cache buffers: 25 % room; a join builds the merged cache anew
 
@@ -408,8 +409,10 @@ def estimate(s: ModelShape, w: Workload, st: Setup) -> Plan:
             terms.append(Term("gen_model", "weights gathered for generation",
                               gpu=P * base_b + (trainable * 4 if lora else 0), phases=("generation",),
                               knob=knobs["gen_model"]))
-        kv = w.kv_positions * s.kv_bytes_per_position(b_kv)
-        terms.append(Term("kv", f"KV cache ({w.kv_positions:,} positions)", gpu=kv,
+        # a request larger than the budget runs alone: the longest conversation's cache is the floor
+        positions = max(w.kv_positions, w.prefill_tokens)
+        kv = positions * s.kv_bytes_per_position(b_kv)
+        terms.append(Term("kv", f"KV cache ({positions:,} positions)", gpu=kv,
                           phases=("generation",), knob=knobs["kv"]))
         terms.append(Term("kv_copies", "KV growth room + a join's merged copy (worst case)", gpu=kv * KV_GROWTH,
                           phases=("generation",), knob=knobs["kv"]))
