@@ -11,7 +11,7 @@ import pytest
 
 from lis.errors import LisError
 from lis.params import load
-from lis.train.plan import (GB, ModelShape, check_run, default_setups, estimate, from_env, layer_saved_bytes, plain,
+from lis.train.plan import (ModelShape, check_run, default_setups, estimate, from_env, layer_saved_bytes, plain,
                             plan_stages, read_accelerate, read_shape, refusal, resolve_model, workload)
 from tests.conftest import BIN, ROOT, one_line_error, run
 
@@ -269,4 +269,3 @@ def test_check_run_refuses_paper_scale_here(tmp_path):
     assert "grpo cannot fit" in line and "per process" in line and "\n" not in line
     with pytest.raises(LisError, match="no model configuration"):
         check_run(load(ROOT, profile="full"), "grpo", tmp_path / "nowhere", env={})
-    assert GB == 1e9
