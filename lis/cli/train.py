@@ -3,6 +3,7 @@
     lis train base    --out data/models/base                    # the tiny base (or a hub / local model)
     lis train teacher --out data/train/teacher                  # scripted teacher in the real sandbox
     lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
+    lis train plan    --profile full                            # will it fit? memory per GPU, disk per checkpoint
 """
 from __future__ import annotations
 
@@ -212,6 +213,73 @@ def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g.
                          sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20, max_tokens=192), seed=seed)
     typer.echo(json.dumps(report, indent=1))
 
+
+@app.command("plan")
+def plan(stage: str = typer.Option("all", "--stage", help="grpo | sft | all."),
+         model: Optional[str] = typer.Option(None, "--model", help="A config JSON (data/model_configs/), a model "
+                                                                   "folder or a models entry (default: the stage's "
+                                                                   "start model, params `base`)."),
+         accelerate: Optional[Path] = typer.Option(None, "--accelerate", dir_okay=False,
+                                                   help="An accelerate config (workflow/accelerate/*.yaml)."),
+         gpus: Optional[int] = typer.Option(None, "--gpus", min=1, max=1024, help="Processes (GPUs) of the node; "
+                                                                                  "overrides num_processes."),
+         gpu_memory_gb: Optional[float] = typer.Option(None, "--gpu-memory-gb", min=0.1, max=1e6,
+                                                       help="Memory of each GPU (default 80)."),
+         cpu_memory_gb: Optional[float] = typer.Option(None, "--cpu-memory-gb", min=0.1, max=1e8,
+                                                       help="CPU memory of the node (default: not judged)."),
+         json_out: Optional[Path] = typer.Option(None, "--json", dir_okay=False, help="Also write the plans as JSON."),
+         measure: Optional[Path] = typer.Option(None, "--measure", file_okay=False,
+                                                help="Instead: measure peak memory of real CPU training steps of this "
+                                                     "model folder beside the estimate (fresh processes)."),
+         measure_tokens: Optional[int] = typer.Option(None, "--measure-tokens", min=16, max=1 << 20,
+                                                      help="Positions per sequence of the measurements (default: "
+                                                           "by model size)."),
+         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Will it fit? GB per GPU (and CPU) and disk per checkpoint of SFT and GRPO from the model's shape, the
+    params and the accelerate config. Without setup options: the paper's setup (8 x 80 GB, fsdp_offload)
+    beside one 80 GB GPU (deepspeed_zero3_offload). With --accelerate / --gpus / --gpu-memory-gb: that
+    setup alone, refused (exit 2, one line: the largest term and the knob that shrinks it) when it cannot
+    fit. --measure FOLDER: the estimate against measured peaks on the CPU (docs/training.md)."""
+    from lis.errors import LisError
+    from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
+    from lis.util.log import setup_logging
+
+    setup_logging(log_file, verbose)
+    if stage not in ("grpo", "sft", "all"):
+        raise LisError(f"unknown --stage {stage!r}", "use grpo, sft or all")
+    stages = ["grpo", "sft"] if stage == "all" else [stage]
+    if measure is not None:
+        from lis.train.plan.measure import measure_model, render as render_measured
+
+        if not (measure / "config.json").is_file():
+            raise LisError(f"no model folder at {measure} (no config.json)", "give a model folder, e.g. "
+                           "data/models/base (lis train base) or one `lis model random` wrote")
+        rows = measure_model(measure, tokens=measure_tokens, stages=tuple(stages),
+                             progress=lambda r: log.info("measured %s %s: %.3f GB (estimate %.3f)", r["stage"],
+                                                         "checkpointing" if r["checkpointing"] else "",
+                                                         r["measured_gb"], r["estimate_gb"]))
+        typer.echo(render_measured(rows))
+        if json_out:
+            json_out.write_text(json.dumps(rows, indent=1) + "\n")
+        return
+    p = load_params(profile, params_file)
+    explicit = accelerate is not None or gpus is not None or gpu_memory_gb is not None
+    if explicit:
+        setups = [read_accelerate(accelerate, gpus=gpus, gpu_memory_gb=gpu_memory_gb, cpu_memory_gb=cpu_memory_gb)
+                  if accelerate else plain(gpus or 1, gpu_memory_gb=gpu_memory_gb, cpu_memory_gb=cpu_memory_gb)]
+    else:
+        setups = default_setups(p.root, cpu_memory_gb=cpu_memory_gb)
+    shape, source, plans = plan_stages(p, stages, setups, model)
+    typer.echo(f"model: {shape.describe()} — from {source}; profile {p.profile}\n")
+    typer.echo("\n\n".join(render(ps) for ps in plans.values()))
+    if json_out:
+        json_out.write_text(json.dumps({"profile": p.profile, "model_source": source,
+                                        "plans": {k: plans_json(v) for k, v in plans.items()}}, indent=1) + "\n")
+    if explicit:
+        refused = [ps[0] for ps in plans.values() if not ps[0].fits]
+        if refused:
+            raise refusal(refused[0])
 
 @app.command("rehearse")
 def rehearse(out: Path = typer.Option(Path("data/train/rehearsal"), "--out", help="Folder for the rehearsal's models, "

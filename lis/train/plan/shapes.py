@@ -1,0 +1,166 @@
+"""The shape of a Qwen3 model from its ``config.json``: parameter counts and which model a plan is for.
+
+    shape = ModelShape.from_config(read_config("data/model_configs/qwen3-4b-instruct-2507.json"))
+    shape.params            # 4,022,468,096 for Qwen3-4B-Instruct-2507
+    shape, source = resolve_model(params, "grpo", None)   # the stage's start model (params `base`)
+
+No weights are read and no model is built: the counts come from the shape alone, so a plan of the
+4B model takes milliseconds on any machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lis.errors import LisError
+
+CONFIGS_DIR = Path("data/model_configs")
+LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What memory depends on: Qwen3's hidden, intermediate and vocabulary sizes, layers and heads."""
+
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+    name: str = ""
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], name: str = "") -> "ModelShape":
+        """The shape of a Qwen3 ``config.json`` (as :func:`lis.train.tiny.random_model.read_config` returns it)."""
+        hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
+        return cls(hidden=hidden, intermediate=int(cfg["intermediate_size"]), layers=int(cfg["num_hidden_layers"]),
+                   heads=heads, kv_heads=int(cfg["num_key_value_heads"]),
+                   head_dim=int(cfg.get("head_dim") or hidden // heads), vocab=int(cfg["vocab_size"]),
+                   tied=bool(cfg.get("tie_word_embeddings", True)), name=name)
+
+    @property
+    def q(self) -> int:
+        """Width of the queries (and of the attention output): heads × head_dim."""
+        return self.heads * self.head_dim
+
+    @property
+    def kv(self) -> int:
+        """Width of the keys (and values): kv_heads × head_dim (grouped-query attention)."""
+        return self.kv_heads * self.head_dim
+
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) features of each linear module of a decoder layer."""
+        h, i = self.hidden, self.intermediate
+        return {"q_proj": (h, self.q), "k_proj": (h, self.kv), "v_proj": (h, self.kv), "o_proj": (self.q, h),
+                "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
+    @property
+    def layer_linear_params(self) -> int:
+        """Weights of one decoder layer's seven linear modules (no biases: attention_bias is false in Qwen3)."""
+        return sum(a * b for a, b in self.linear_shapes().values())
+
+    @property
+    def layer_params(self) -> int:
+        """One decoder layer: its linear modules, two RMSNorms over hidden, the q/k RMSNorms over head_dim."""
+        return self.layer_linear_params + 2 * self.hidden + 2 * self.head_dim
+
+    @property
+    def embed_params(self) -> int:
+        return self.vocab * self.hidden
+
+    @property
+    def head_params(self) -> int:
+        """The output layer's own weights: 0 when tied to the embedding (Qwen3-4B's are)."""
+        return 0 if self.tied else self.vocab * self.hidden
+
+    @property
+    def params(self) -> int:
+        """Every parameter (a tied embedding counted once), as ``sum(p.numel() for p in model.parameters())``."""
+        return self.embed_params + self.head_params + self.layers * self.layer_params + self.hidden
+
+    def lora_params(self, rank: int, targets: list[str] | tuple[str, ...]) -> int:
+        """Trainable parameters of LoRA adapters of ``rank`` on ``targets`` in every layer: r × (in + out) each."""
+        shapes = self.linear_shapes()
+        unknown = [t for t in targets if t not in shapes]
+        if unknown:
+            raise LisError(f"lora.target_modules names {', '.join(unknown)}, not a Qwen3 linear module",
+                           f"use some of {', '.join(LINEAR_MODULES)}")
+        return self.layers * sum(rank * (shapes[t][0] + shapes[t][1]) for t in targets)
+
+    def kv_bytes_per_position(self, dtype_bytes: int) -> int:
+        """Bytes of one token position of a KV cache: keys and values of every layer."""
+        return 2 * self.layers * self.kv * dtype_bytes
+
+    def describe(self) -> str:
+        count = f"{self.params / 1e9:.2f} B" if self.params >= 1e9 else f"{self.params / 1e6:.2f} M"
+        return (f"{self.name or 'qwen3'}: {count} params (hidden {self.hidden}, intermediate "
+                f"{self.intermediate}, {self.layers} layers, {self.heads}/{self.kv_heads} heads x {self.head_dim}, "
+                f"vocab {self.vocab}{', tied' if self.tied else ''})")
+
+
+def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
+    """The shape in a config JSON or a model folder's ``config.json``; raises LisError when there is none,
+    it is not JSON, or it is not a complete Qwen3 configuration."""
+    from lis.train.tiny.random_model import read_config
+
+    p = Path(path)
+    return ModelShape.from_config(read_config(p), name=name or (p.name if p.is_dir() else p.stem))
+
+
+def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShape, str]:
+    """The model a plan is for and where its shape came from.
+
+    ``model``: a config JSON, a model folder holding ``config.json``, or a ``models:`` entry with
+    ``backend: local`` (its ``path``); None: the stage's start model as params ``base`` makes it (hub:
+    ``data/model_configs/<last part of base.hub.model, lower-cased>.json``; tiny: the tiny arch at
+    ``base.tiny.vocab_size``; path: its ``config.json``). Raises LisError (one line) when none resolves.
+    """
+    root = Path(params.root)
+    if model:
+        p = Path(model)
+        candidates = [p, root / p]
+        for c in candidates:
+            if c.is_file() or (c.is_dir() and (c / "config.json").is_file()):
+                return read_shape(c), str(c)
+        entry = (params.data.get("models") or {}).get(model)
+        if isinstance(entry, dict):
+            if entry.get("backend") != "local" or not entry.get("path"):
+                raise LisError(f"models.{model} is a {entry.get('backend')} entry, not a local model folder",
+                               "give --model a local entry, a model folder or a config JSON (data/model_configs/)")
+            folder = root / entry["path"]
+            if not (folder / "config.json").is_file():
+                raise LisError(f"models.{model} has no config.json at {folder} (not built yet)",
+                               "give --model a config JSON (data/model_configs/) or build the model first")
+            return read_shape(folder, model), f"models.{model} ({folder})"
+        raise LisError(f"--model {model}: no such file, model folder or models entry",
+                       "give a config JSON (data/model_configs/), a folder holding config.json, or a models entry")
+    base = params.section("base")
+    source = base.get("source")
+    if source == "hub":
+        hub = str((base.get("hub") or {}).get("model") or "")
+        cfg = root / CONFIGS_DIR / f"{hub.rsplit('/', 1)[-1].lower()}.json"
+        if not cfg.is_file():
+            raise LisError(f"no shape for base.hub.model {hub!r} (looked for {cfg.relative_to(root)})",
+                           f"add its config.json to {CONFIGS_DIR}/ or give --model")
+        return read_shape(cfg), f"base.hub.model {hub} ({cfg.relative_to(root)})"
+    if source == "tiny":
+        t = base.get("tiny") or {}
+        arch = dict(t.get("arch") or {})
+        from lis.train.tiny.base import DEFAULT_ARCH
+        from lis.train.tiny.tokenizer import ADDED_TOKENS
+
+        arch = {**DEFAULT_ARCH, **arch}
+        # the model has a row per token of the tiny tokenizer: its BPE vocabulary (base.tiny.vocab_size,
+        # special tokens included) plus the tokens added after training (4,102 rows for 4,096)
+        cfg = {**arch, "vocab_size": int(t.get("vocab_size", 4096)) + len(ADDED_TOKENS), "model_type": "qwen3",
+               "tie_word_embeddings": True}
+        return ModelShape.from_config(cfg, name="tiny"), "base.tiny.arch"
+    if source == "path":
+        if not base.get("path"):
+            raise LisError("base.source is path but base.path is empty", "set base.path or give --model")
+        return read_shape(root / base["path"]), f"base.path {base['path']}"
+    raise LisError(f"cannot tell the model of base.source {source!r}", "give --model")
