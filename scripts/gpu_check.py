@@ -136,7 +136,7 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import StepLog, train_grpo
-    from lis.train.plan import plan_stage, plain, read_shape
+    from lis.train.plan import from_env, plan_stage, read_shape
     from lis.train.rollout.budget import first_prompt_ids
     from lis.train.tiny.base import build_base
     from lis.train.tiny.random_model import build_random
@@ -155,12 +155,13 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     line = "The archive of the river town lists its markets, bridges, mills and their keepers by year."
     per_line = max(1, len(tok(line + "\n", add_special_tokens=False)["input_ids"]))
 
-    def task(i: int) -> Task:
-        doc = "\n".join([line] * max(1, (prompt_tokens - 200) // per_line))
+    def task(i: int, lines: int) -> Task:
         return Task(id=f"p{i}", domain="instruct_pretrain", problem_statement=f"How many mills are in town {i}?",
-                    ground_truth=str(i), input_files={"archive.txt": doc}, qa_type="free-form")
+                    ground_truth=str(i), input_files={"archive.txt": "\n".join([line] * lines)}, qa_type="free-form")
 
-    tasks = [task(i) for i in range(16)]
+    bare = len(first_prompt_ids(task(0, 1), tok, "vanilla", AgentConfig()))
+    lines = max(1, (prompt_tokens - bare) // per_line + 1)
+    tasks = [task(i, lines) for i in range(16)]
     prompt_len = len(first_prompt_ids(tasks[0], tok, "vanilla", AgentConfig()))
     g = load(ROOT, profile="full").section("grpo")
     sec = {**g, "steps": steps, "max_prompt_tokens": prompt_len + 16, "max_tokens_per_turn": completion_tokens,
@@ -168,8 +169,8 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
            "precision": {"bf16": cuda, "gradient_checkpointing": True}, "threads": 0 if cuda else 2}
     s = GRPOSettings.from_params(sec)
     shape = read_shape(work / "qwen3-4b")
-    total_gb = torch.cuda.get_device_properties(0).total_memory / 2**30 if cuda else None
-    plan = plan_stage(shape, "grpo", sec, plain(1, gpu_memory_gb=total_gb))
+    capacity = torch.cuda.get_device_properties(0).total_memory / 1e9 if cuda else 24.0
+    plan = plan_stage(shape, "grpo", sec, from_env({}, capacity_gb=capacity, device=device))
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
@@ -178,19 +179,21 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     wall = time.perf_counter() - t0
     rows = StepLog(work / "grpo-ckpt" / "steps.jsonl").rows()
     if cuda:
-        peak = torch.cuda.max_memory_allocated() / 2**30
-        reserved = torch.cuda.max_memory_reserved() / 2**30
+        peak = torch.cuda.max_memory_allocated() / 1e9      # GB = 10^9 bytes, as lis train plan
+        reserved = torch.cuda.max_memory_reserved() / 1e9
     else:  # the process's high-water mark (the whole process: interpreter, libraries, both model copies)
-        peak = reserved = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        peak = reserved = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
     gen_tokens = [r["episodes"] * r["episode_tokens_mean"] for r in rows]
     train_tokens = [r["episodes"] * (prompt_len + r["episode_tokens_mean"]) for r in rows]
-    estimate = plan.as_dict() if hasattr(plan, "as_dict") else {"total_gb": getattr(plan, "total_gb", None)}
-    est_total = estimate.get("total_gb") or estimate.get("peak_gb")
+    estimate = plan.as_dict()
+    est_total = estimate["peak_gb"]
     out.update({
         "prompt_tokens": prompt_len, "completion_tokens": completion_tokens, "steps": summary["steps"],
         "episodes_per_step": s.group_batch, "wall_s": round(wall, 1),
         "peak_allocated_gb": round(peak, 2), "peak_reserved_gb": round(reserved, 2),
-        "plan": estimate, "peak_over_plan": round(peak / est_total, 3) if est_total else None,
+        "plan": {k: estimate[k] for k in ("peak_gb", "peak_phase", "phases_gb", "margin_gb", "dtypes")},
+        "plan_terms_gb": {t["key"]: t["gpu_gb"] for t in estimate["terms"] if t["counted"]},
+        "peak_over_plan": round(peak / est_total, 3) if est_total else None,
         "generation_tokens_per_s": [round(t / r["rollout_s"], 1) for t, r in zip(gen_tokens, rows)],
         "training_tokens_per_s": [round(t / max(1e-9, r["step_s"] - r["rollout_s"]), 1)
                                   for t, r in zip(train_tokens, rows)],
@@ -229,7 +232,7 @@ def main() -> int:
                 result["paper"] = paper_shape(Path(tmp), args.prompt_tokens, args.completion_tokens,
                                               device=args.device, config=args.config)
             except Exception as e:  # noqa: BLE001 - report what failed with what was measured
-                peak = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else None
+                peak = torch.cuda.max_memory_allocated() / 1e9 if args.device == "cuda" else None
                 result["paper"] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
                                    "peak_allocated_gb": peak}
         args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -135,3 +135,26 @@ def test_the_loss_does_not_depend_on_how_the_step_is_split_into_micro_batches(tr
     parts = sum(float(trainer._compute_loss(trainer.model, {k: v[i:i + 1] for k, v in batch.items()}).detach())
                 for i in range(B))
     assert abs(whole - parts) < 1e-6, (whole, parts)
+
+
+def test_padding_every_row_shares_is_cut_and_the_loss_is_unchanged(trainer):
+    """TRL pads the generation batch to its longest episode: columns that are padding in every row of a
+    micro-batch are cut before the forward pass (no tokens x tokens attention mask at paper lengths), and
+    the loss is the unpadded batch's."""
+    from lis.train.grpo.checked_trainer import trim_padding
+    from lis.train.grpo.loss import LossSettings
+
+    batch = _batch(trainer.model.config.vocab_size, seed=5)
+    mask = batch["completion_mask"] * batch["tool_mask"]
+    trainer.loss_settings = LossSettings()
+    trainer.step_norms = {"sequences": B, "tokens": float(mask.sum())}
+    plain = float(trainer._compute_loss(trainer.model, batch).detach())
+    padded = dict(batch)
+    padded["prompt_ids"] = torch.cat([torch.zeros(B, 5, dtype=torch.long), batch["prompt_ids"]], 1)
+    padded["prompt_mask"] = torch.cat([torch.zeros(B, 5, dtype=torch.long), batch["prompt_mask"]], 1)
+    for k in ("completion_ids", "completion_mask", "tool_mask"):
+        padded[k] = torch.cat([batch[k], torch.zeros(B, 7, dtype=batch[k].dtype)], 1)
+    cut = trim_padding(padded)
+    assert cut["prompt_ids"].shape == (B, P) and cut["completion_ids"].shape == (B, C)
+    assert torch.equal(cut["completion_mask"], batch["completion_mask"])
+    assert abs(float(trainer._compute_loss(trainer.model, padded).detach()) - plain) < 1e-6

@@ -167,12 +167,14 @@ def test_the_paper_scale_terms():
     paper, single = default_setups(ROOT)
     grpo = dict(full.section("grpo"))
     w = workload("grpo", grpo, cuda=True, processes=8)
-    assert (w.rows, w.tokens, w.completion, w.bf16, w.checkpointing, w.padded) == (1, 81920, 65536, True, True, True)
+    # micro-batches of one episode are trimmed of the batch's padding (lis.train.grpo.checked_trainer.trim_padding)
+    assert (w.rows, w.tokens, w.completion, w.bf16, w.checkpointing, w.padded) == (1, 81920, 65536, True, True, False)
+    assert workload("grpo", {**grpo, "micro_batch": 2}, cuda=True, processes=8).padded
     p = estimate(shape, w, paper)
     assert p.term("weights").gpu == 0 and p.term("weights").cpu == pytest.approx(4 * P)   # fp32, offloaded
     assert p.term("optimizer").cpu == pytest.approx(8 * P) and p.term("grads").cpu == pytest.approx(4 * P)
     assert p.term("act_off").gpu > 30 * p.term("act_on").gpu and not p.term("act_off").counted
-    assert p.term("kv").gpu == pytest.approx(131072 * 2 * 36 * 8 * 128 * 4)
+    assert p.term("kv").gpu == pytest.approx(81920 * 2 * 36 * 8 * 128 * 4) and p.fits   # one longest episode
     one = estimate(shape, workload("grpo", grpo, cuda=True, processes=1), plain(1))
     assert one.term("optimizer").gpu == pytest.approx(8 * P) and one.term("weights").gpu == pytest.approx(4 * P)
     assert not one.fits and one.largest().key == "optimizer"
@@ -214,7 +216,7 @@ def test_cli_prints_both_setups_for_the_full_profile(tmp_path):
     assert "qwen3-4b-instruct-2507" in text and text.count("grpo · ") == 1 and text.count("sft · ") == 1
     assert "A: paper: 8 x 80 GB, fsdp_offload" in text and "B: 1 x 80 GB, deepspeed_zero3_offload" in text
     for row in ("| weights", "| gradients (fp32)", "| optimizer state", "activations kept, checkpointing on",
-                "activations kept, checkpointing off", "| KV cache (131,072 positions)", "| total vs capacity",
+                "activations kept, checkpointing off", "| KV cache (81,920 positions)", "| total vs capacity",
                 "| fits", "| disk per checkpoint"):
         assert row in text, row
     plans = json.loads(out.read_text())["plans"]

@@ -113,6 +113,31 @@ class StepChecks:
                 "logprob_diff_max": float(f"{dmax:.3g}") if seen else None}
 
 
+PER_TOKEN = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps", "sampling_per_token_logps",
+             "ref_per_token_logps", "importance_sampling_ratio")
+
+
+def trim_padding(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The micro-batch without the columns that are padding in every row: TRL pads the whole generation
+    batch to its longest episode (prompts on the left, completions on the right), so a micro-batch of
+    one 2K-token episode in a step whose longest is 80K would run an 80K forward pass with an attention
+    mask (HF then builds a tokens² mask: ~20 GB at the paper's lengths). Masked positions add 0 to the
+    loss, so its value is unchanged."""
+    pm, cm = inputs["prompt_mask"], inputs["completion_mask"]
+    lead = int((pm.sum(0) == 0).long().cumprod(0).sum())                       # all-padding prompt columns
+    width = int(cm.size(1) - (cm.sum(0) == 0).long().flip(0).cumprod(0).sum())  # up to the last real column
+    width = max(1, width)
+    if lead == 0 and width == cm.size(1):
+        return inputs
+    out = dict(inputs)
+    out["prompt_ids"], out["prompt_mask"] = inputs["prompt_ids"][:, lead:], pm[:, lead:]
+    for k in PER_TOKEN:
+        v = inputs.get(k)
+        if isinstance(v, torch.Tensor) and v.dim() == 2 and v.size(1) == cm.size(1):
+            out[k] = v[:, :width]
+    return out
+
+
 def _length_drift(pairs: list[tuple[int, float]]) -> dict[str, Any]:
     """The sequence log-ratios of a step against episode length (see the module doc, check 3)."""
     if not pairs:
@@ -168,6 +193,8 @@ class CheckedGRPOTrainer(GRPOTrainer):
         """The step's loss share of this micro-batch (lis.train.grpo.loss), with TRL's metrics."""
         if not self.step_norms:
             raise RuntimeError("CheckedGRPOTrainer.step_norms is not set: the rollout sets it every step")
+        inputs = trim_padding(inputs)
+        self._loss_inputs = inputs  # the IS check (below) reads the same, trimmed tensors
         prompt_ids, completion_ids = inputs["prompt_ids"], inputs["completion_ids"]
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)

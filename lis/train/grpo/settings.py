@@ -48,7 +48,7 @@ class GRPOSettings:
     precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
     lora: dict[str, Any] = field(default_factory=lambda: {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": [
         "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]})
-    engine: dict[str, Any] = field(default_factory=lambda: {"max_batch": 64, "max_batch_tokens": 131072})
+    engine: dict[str, Any] = field(default_factory=lambda: {"max_batch": 64, "max_batch_tokens": 81920})
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)

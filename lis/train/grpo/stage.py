@@ -63,6 +63,10 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     tasks = read_tasks(data)  # strictly: a corrupt row is one error line naming the file and line, never dropped
     if not tasks:
         raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
+    from lis.train.plan import check_run
+
+    # will it fit? one line naming the largest term and its knob, before any work (lis train plan)
+    memory_plan = check_run(params, "grpo", init, section={**params.section("grpo"), **settings.__dict__})
     init_manifest = _read(init / "manifest.json")
     key = hash_obj({"settings": settings.key(), "mode": mode, "init": init_manifest.get("weights_sha256")
                     or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
@@ -125,7 +129,9 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                "logprob_diff_max": max((r["logprob_diff_max"] for r in rows if r.get("logprob_diff_max") is not None),
                                        default=None),
                "loss_calls_eval_mode": sum(r.get("loss_calls_eval_mode") or 0 for r in rows),
-               "settings": settings.__dict__}
+               "settings": settings.__dict__,
+               "memory_plan": {k: memory_plan[k] for k in ("peak_gb", "peak_phase", "capacity_gb", "phases_gb",
+                                                           "disk_gb", "setup", "dtypes")}}
     write_json(logs / "metrics.json", metrics)
     weights = tmp / "model.safetensors"
     manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.__dict__), wall, kind="grpo",

@@ -56,8 +56,9 @@ def default_cases(tokens: int) -> list[dict[str, Any]]:
     sft_rows = 2 if tokens <= 4096 else 1
     labelled = min(tokens - 1, 4096 // sft_rows)
     sft = {"stage": "sft", "rows": sft_rows, "tokens": tokens, "labelled": labelled}
+    padded = {**grpo, "rows": 2, "padded": True}   # two episodes of unequal length in one micro-batch
     return [{**grpo, "checkpointing": False, "padded": False}, {**grpo, "checkpointing": True, "padded": False},
-            {**grpo, "checkpointing": False, "padded": True}, {**grpo, "checkpointing": True, "padded": True},
+            {**padded, "checkpointing": False}, {**padded, "checkpointing": True},
             {**sft, "checkpointing": False}, {**sft, "checkpointing": True}]
 
 
@@ -202,6 +203,7 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
     from trl import GRPOConfig
 
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
+    from lis.train.grpo.loss import LossSettings
     from lis.train.grpo.trainer import rollout_output, sandbox_reward
 
     model = Path(spec["model"])
@@ -212,14 +214,16 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
     group = 2 * rows
 
     def episode(k: int) -> SimpleNamespace:
-        short = spec["padded"] and k % 2 == 1     # the second episode shorter: its micro-batch is padded
+        short = spec["padded"] and k == 1         # one shorter episode: the micro-batch it lands in is padded
         p, c = (P - P // 8, C - C // 8) if short else (P, C)
         ids = torch.randint(5, vocab, (p + c,), generator=gen).tolist()
         sample = {"prompt_ids": ids[:p], "completion_ids": ids[p:], "logprobs": [-1.0] * c, "env_mask": [1] * c}
         return SimpleNamespace(sample=sample, reward=float(k % 2), error=None)
 
     def rollout_func(prompts: list, trainer) -> dict[str, list]:
-        return rollout_output([episode(k) for k in range(len(prompts))])
+        episodes = [episode(k) for k in range(len(prompts))]
+        trainer.step_norms = {"sequences": len(episodes), "tokens": sum(sum(e.sample["env_mask"]) for e in episodes)}
+        return rollout_output(episodes)
 
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": f"task {i}"}], "task_id": f"t{i}"}
                                  for i in range(4)])
@@ -236,6 +240,7 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
             remove_unused_columns=False, dataloader_num_workers=0)
         trainer = CheckedGRPOTrainer(model=str(model), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                                      processing_class=tokenizer, rollout_func=rollout_func)
+        trainer.loss_settings = LossSettings()   # the loss lis trains with (micro-batches trimmed of padding)
         _resident(trainer.model)
         base = _settle()
         _reset_peak()

@@ -153,7 +153,7 @@ def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1)
         ck = sec.get("checkpoints") or {}
         prompt, episode = int(sec["max_prompt_tokens"]), int(sec["max_episode_tokens"])
         w = Workload(stage="grpo", rows=rows, tokens=prompt + episode, completion=episode, labelled=0,
-                     group_batch=group, padded=group > max(1, processes),
+                     group_batch=group, padded=rows > 1,  # lis trims each micro-batch to its own rows
                      kv_positions=0 if server else int(engine.get("max_batch_tokens", 131072)),
                      prefill_tokens=0 if server else prompt + episode, keep=int(ck.get("keep", 2)),
                      checkpoint_optimizer=bool(ck.get("optimizer", True)), optimizer="fused",

@@ -31,7 +31,11 @@ def run_sft_stage(sec: dict[str, Any], base_dir: Path, records: list[dict[str, A
 
     from lis.train.sft.run import train_sft
 
+    from lis.train.plan import check_run
+
     settings = settings_from(sec)
+    if settings.steps:  # will it fit? one line naming the largest term and its knob, before any work
+        check_run(sec, "sft", base_dir)
     chosen = successful_records(records)
     log.info("%s: %d of %d records successful, training on them", section_name, len(chosen), len(records))
     key = hash_obj({"settings": settings.__dict__, "base": hash_tree(base_dir) if base_dir.is_dir() else None,
