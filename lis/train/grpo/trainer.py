@@ -31,11 +31,11 @@ from typing import Any
 
 from lis.train.grpo.settings import GRPOSettings
 from lis.train.rollout.outcome import OUTCOMES
-
-IN_EPISODE_FAULTS = ("command_timeouts", "malformed_calls", "turns_cut", "oom_commands")
 from lis.util.jsonl import append_jsonl, read_jsonl
 
 log = logging.getLogger("lis.train.grpo")
+
+IN_EPISODE_FAULTS = ("command_timeouts", "malformed_calls", "turns_cut", "oom_commands")  # counted per step
 
 
 def prompt_key(messages: list[dict[str, Any]]) -> str:
