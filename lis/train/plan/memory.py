@@ -159,7 +159,12 @@ def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1)
                      checkpoint_optimizer=bool(ck.get("optimizer", True)), optimizer="fused",
                      steps=int(sec.get("steps", 1)), **common)
         if server:
-            w.notes.append("grpo.vllm.mode server: generation on the server's GPUs (not planned here)")
+            w.notes.append("grpo.vllm.mode server: generation on the server's GPUs (not planned here); the trainer's "
+                           "GPUs train only")
+        else:
+            w.notes.append("grpo.vllm.mode none: each GPU also generates its episodes, colocated, on the trainer's own "
+                           f"weights (no copy, no sync): the generation phase holds the engine's KV cache of "
+                           f"{w.kv_positions:,} positions (grpo.engine.max_batch_tokens), then frees it for training")
         return w
     if stage == "sft":
         rows, tokens = int(sec["batch_size"]), int(sec["max_tokens"])
