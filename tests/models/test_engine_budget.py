@@ -140,9 +140,9 @@ GREEDY = [40, 70, 100, 130, 25]
 BUDGET = 330
 
 
-def test_a_preempted_greedy_request_continues_exactly_where_it_was(model):
-    calls = [{"prompt_ids": random_prompt(n, i), "max_new_tokens": 48, "temperature": 0}
-             for i, n in enumerate(GREEDY)]
+def same_as_alone(model, calls: list[dict]) -> tuple[dict, list]:
+    """Run ``calls`` together under the small budget: each one's result equals the same call alone in a
+    fresh engine; returns the engine's stats and the preempted rows."""
     refs = [alone(model, c) for c in calls]
     with BatchEngine(model, set(), max_batch=len(calls), max_wait_s=1.0, max_batch_tokens=BUDGET) as engine:
         preempted = spy_preemptions(engine)
@@ -150,6 +150,13 @@ def test_a_preempted_greedy_request_continues_exactly_where_it_was(model):
         stats = dict(engine.stats)
     for g, r in zip(got, refs):
         assert_same(g, r)
+    return stats, preempted
+
+
+def test_a_preempted_greedy_request_continues_exactly_where_it_was(model):
+    calls = [{"prompt_ids": random_prompt(n, i), "max_new_tokens": 48, "temperature": 0}
+             for i, n in enumerate(GREEDY)]
+    stats, preempted = same_as_alone(model, calls)
     assert stats["preemptions"] > 0 and len(preempted) == stats["preemptions"]
     assert stats["recomputed_tokens"] > 0 and stats["max_rows"] >= 3
     assert stats["max_positions"] <= BUDGET   # no row alone is larger than the budget here
@@ -161,13 +168,7 @@ def test_a_preempted_seeded_request_draws_what_it_draws_alone(model):
     kw = {"temperature": 1.0, "top_k": 40, "repetition_penalty": 1.3}
     calls = [{"prompt_ids": random_prompt(n, 20 + i), "max_new_tokens": 48, "seed": 50 + i, **kw}
              for i, n in enumerate(GREEDY)]
-    refs = [alone(model, c) for c in calls]
-    with BatchEngine(model, set(), max_batch=len(calls), max_wait_s=1.0, max_batch_tokens=BUDGET) as engine:
-        preempted = spy_preemptions(engine)
-        got = in_order(engine, calls)
-        stats = dict(engine.stats)
-    for g, r in zip(got, refs):
-        assert_same(g, r)
+    stats, preempted = same_as_alone(model, calls)
     assert stats["preemptions"] > 0 and set(preempted) <= set(GREEDY)
 
 
