@@ -18,6 +18,13 @@ from typing import Any
 
 from lis.errors import LisError
 
+TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # a Qwen3 layer's
+
+
+def default_lora() -> dict[str, Any]:
+    """The ``lora`` params section's defaults (rank 0: off)."""
+    return {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": list(TARGET_MODULES)}
+
 
 def lora_config(section: dict[str, Any] | None, where: str = "grpo.lora") -> Any:
     """peft's ``LoraConfig`` of a ``lora`` params section; None for rank 0."""

@@ -30,10 +30,12 @@ def resolve_precision(section: dict[str, Any] | None, *, cuda: bool | None = Non
     """The knobs of a ``precision`` params section, ``auto`` resolved (on when CUDA is available).
 
     Raises LisError for bf16 on a CPU without bf16 support (none of this project's machines)."""
-    import torch
-
     sec = section or {}
-    on_cuda = torch.cuda.is_available() if cuda is None else cuda
+    if cuda is None:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    on_cuda = cuda
 
     def knob(name: str) -> bool:
         v = sec.get(name, "auto")

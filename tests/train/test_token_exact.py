@@ -37,15 +37,9 @@ class ReplayPolicy:
                                                        add_generation_prompt=True, tokenize=True, return_dict=False))
 
     def generate_ids(self, prompt_ids, max_new, sampling):
-        from lis.models.toolcalls import arguments_as_dicts
+        from lis.train.rehearsal.scripted import assistant_ids
 
-        msg = self.replies.pop(0)
-        tok = self.tokenizer
-        head = tok.apply_chat_template([{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False)
-        both = tok.apply_chat_template(arguments_as_dicts([{"role": "user", "content": "x"}, msg]), tokenize=False)
-        text = both[len(head):]
-        text = text[: text.rindex(tok.eos_token) + len(tok.eos_token)]
-        ids = list(tok(text, add_special_tokens=False)["input_ids"])
+        ids = assistant_ids(self.tokenizer, self.replies.pop(0))
         if self.end_variant is not None:
             ids[-1] = self.end_variant
         self.sampled.append(ids)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from lis.train.lora import default_lora
+
 if TYPE_CHECKING:
     from lis.models.base import Sampling
 
@@ -46,8 +48,7 @@ class GRPOSettings:
     save_every: int = 10
     checkpoints: dict[str, Any] = field(default_factory=lambda: {"keep": 2, "optimizer": True})
     precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
-    lora: dict[str, Any] = field(default_factory=lambda: {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": [
-        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]})
+    lora: dict[str, Any] = field(default_factory=default_lora)
     engine: dict[str, Any] = field(default_factory=lambda: {"max_batch": 64, "max_batch_tokens": 81920})
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)

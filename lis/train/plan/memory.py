@@ -133,16 +133,14 @@ class Workload:
         return asdict(self)
 
 
-def _auto(value: Any, cuda: bool) -> bool:
-    return cuda if value in (None, "auto") else bool(value)
-
-
 def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1) -> Workload:
     """The workload of params section ``sec`` (``grpo`` or ``sft``) on CUDA or the CPU (``auto``
     precision knobs resolve to on with CUDA, off without)."""
-    prec = sec.get("precision") or {}
+    from lis.train.precision import resolve_precision
+
+    prec = resolve_precision(sec.get("precision"), cuda=cuda, where=f"{stage}.precision")
     lora = sec.get("lora") or {}
-    common = dict(bf16=_auto(prec.get("bf16"), cuda), checkpointing=_auto(prec.get("gradient_checkpointing"), cuda),
+    common = dict(bf16=prec.bf16, checkpointing=prec.gradient_checkpointing,
                   device="cuda" if cuda else "cpu", lora_rank=int(lora.get("rank") or 0),
                   lora_targets=tuple(lora.get("target_modules") or ()), lora_dropout=float(lora.get("dropout") or 0))
     if stage == "grpo":

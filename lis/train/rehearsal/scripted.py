@@ -34,6 +34,19 @@ ANSWER_CMD = ("grep -h -i 'population' /testbed/documents/* | grep -o -E '[0-9]+
               "cat /testbed/answer.txt")
 
 
+def assistant_ids(tokenizer: Any, message: dict[str, Any]) -> list[int]:
+    """The canonical ids of an assistant ``message`` as the chat template renders it (content, tool calls),
+    up to and including its end-of-turn token: what a policy "samples" when the turn is scripted."""
+    from lis.models.toolcalls import arguments_as_dicts
+
+    user = [{"role": "user", "content": "x"}]
+    head = tokenizer.apply_chat_template(user, add_generation_prompt=True, tokenize=False)
+    both = tokenizer.apply_chat_template(arguments_as_dicts(user + [message]), tokenize=False)
+    text = both[len(head):]
+    text = text[: text.rindex(tokenizer.eos_token) + len(tokenizer.eos_token)]
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 class ScriptedTurns:
     """An engine (the ``generate`` signature of :class:`lis.models.batch_engine.BatchEngine`) that
     forces or caps each episode's turns by its kind (module doc); the rest goes to ``inner``."""
@@ -108,14 +121,8 @@ class ScriptedTurns:
 
     def _assistant(self, content: str | None, tool: str, arguments: dict[str, Any]) -> list[int]:
         from lis.models.scripted import assistant, tool_call
-        from lis.models.toolcalls import arguments_as_dicts
 
-        tok = self.tokenizer
-        msg = assistant(content, tool_call(tool, arguments, "r0"))
-        head = tok.apply_chat_template([{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False)
-        both = tok.apply_chat_template(arguments_as_dicts([{"role": "user", "content": "x"}, msg]), tokenize=False)
-        text = both[len(head):]
-        return self._text(text[: text.rindex(tok.eos_token)])
+        return assistant_ids(self.tokenizer, assistant(content, tool_call(tool, arguments, "r0")))
 
     def _text(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) + [self.tokenizer.eos_token_id]

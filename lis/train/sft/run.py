@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lis.errors import LisError
+from lis.train.lora import default_lora
 
 log = logging.getLogger("lis.train.sft")
 
@@ -42,8 +43,7 @@ class SFTSettings:
     strategy: str = "auto"          # Lightning strategy: auto (one process) | ddp (gloo on CPU, nccl on GPUs)
     accelerator: str = "auto"       # auto: the GPU when there is one, else the CPU | cpu | gpu
     precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
-    lora: dict[str, Any] = field(default_factory=lambda: {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": [
-        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]})
+    lora: dict[str, Any] = field(default_factory=default_lora)
 
 
 def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str | Path, settings: SFTSettings, *,
