@@ -61,6 +61,10 @@ setup_venv() {
   local cons=()
   [ -f requirements.lock ] && cons=(-c requirements.lock)
   "${pip[@]}" "${cons[@]}" -e '.[test,inspect]' 2>&1 | quiet_pip >&2 || true
+  # setuptools leaves lis.egg-info in the checkout: a Python started here (pytest, python -c) would find that
+  # metadata before the venv's (no direct_url.json), take lis for an uninstalled folder, and Inspect would then
+  # register the lis tasks without their package name (`math`, not `lis/math`). The venv's metadata is complete.
+  rm -rf lis.egg-info
   "$VENV/bin/python" -c 'import lis, torch, trl, snakemake, dvc, inspect_ai' || die "the virtual environment is incomplete; see the pip output above"
   echo "$want" > "$stamp"
 }

@@ -8,6 +8,12 @@ from typing import Any
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 
+# How an episode can end. The model's doing: kept and scored.
+FINISHED = frozenset({"submitted", "max_turns", "token_budget", "timeout", "answered", "truncated"})
+# Not the model's doing: errors, left out of the accuracy, retried (lis eval run: up to eval.max_attempts).
+INFRA = frozenset({"model_error", "sandbox_error", "error"})
+INTERRUPTED = "interrupted"  # Ctrl-C or the episode's own cancellation
+
 
 @dataclass
 class ToolCallRecord:

@@ -16,6 +16,7 @@
     lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
     lis report                      last stage: paper_figures/
     lis view                        trajectories as static HTML pages (index + one page per episode)
+    lis export inspect              eval jobs as Inspect logs (inspect view)
     lis pipeline check              Snakefile rules and dvc.yaml stages declare the same things
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lis.cli import efficiency as _efficiency
 from lis.cli import efficiency_storage as _efficiency_storage
 from lis.cli import eval as _eval
 from lis.cli import eval_summary as _eval_summary
+from lis.cli import export as _export
 from lis.cli import image as _image
 from lis.cli import params as _params
 from lis.cli import pipeline as _pipeline
@@ -62,6 +64,7 @@ _efficiency.app.command("storage")(_efficiency_storage.storage)
 app.add_typer(_efficiency.app, name="efficiency")
 _eval.app.command("summary")(_eval_summary.summary)
 app.add_typer(_eval.app, name="eval")
+app.add_typer(_export.app, name="export")
 app.add_typer(_model.app, name="model")
 app.add_typer(_train.app, name="train")
 app.command("run")(_run.run)

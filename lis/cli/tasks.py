@@ -81,21 +81,14 @@ def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Pat
 
 def _held_out(domain: str, context: Optional[tuple]) -> tuple[list, dict]:
     """The held-out context tasks (source generated) and the manifest facts about them."""
-    from lis.context_tasks import build_splits, qa_mix, settings_from
+    from lis.context_tasks import held_out_tasks
     from lis.errors import LisError
 
     if domain != "instruct_pretrain":
         raise LisError(f"--source generated applies to instruct_pretrain only, not {domain}",
                        "use --source samples or --source hub")
     sec, root = context if context is not None else ({}, Path.cwd())
-    s = settings_from(sec)
-    splits = build_splits(s, root)
-    if not splits.held_out:
-        raise LisError("the held-out split of the context tasks is empty", "raise tasks.context.held_out_contexts above 0")
-    return splits.held_out, {"split": "held_out", "context_source": s.source, "context_seed": s.seed,
-                             "knobs": s.construction_knobs(), "contexts": splits.facts.get("contexts"),
-                             "source_facts": {k: v for k, v in splits.facts.items() if k != "contexts"},
-                             "qa_mix": qa_mix(splits.held_out), "revision": None}
+    return held_out_tasks(sec, root)
 
 
 def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Optional[str] = Revision,

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from lis.context_tasks.construct import construct_tasks
-from lis.context_tasks.settings import ContextSettings
+from lis.context_tasks.settings import ContextSettings, settings_from
 from lis.context_tasks.splits import split_contexts, split_tasks
+from lis.errors import LisError
 from lis.tasks.schema import Task
 
 
@@ -69,3 +70,17 @@ def build_splits(s: ContextSettings, root: Path) -> Splits:
 def qa_mix(tasks: list[Task]) -> dict[str, int]:
     """How many tasks of each question kind (``meta.question_kind``, else the qa_type)."""
     return dict(sorted(Counter(str(t.meta.get("question_kind") or t.qa_type) for t in tasks).items()))
+
+
+def held_out_tasks(sec: dict[str, Any] | None, root: Path) -> tuple[list[Task], dict[str, Any]]:
+    """The held-out context tasks that the ``tasks.context`` params ``sec`` build (the evaluation set
+    of ``lis tasks -d instruct_pretrain --source generated`` and of Inspect's ``lis/held_out_context``),
+    and what a manifest says of them. Raises LisError when the split is empty or cannot be built."""
+    s = settings_from(sec)
+    splits = build_splits(s, root)
+    if not splits.held_out:
+        raise LisError("the held-out split of the context tasks is empty", "raise tasks.context.held_out_contexts above 0")
+    return splits.held_out, {"split": "held_out", "context_source": s.source, "context_seed": s.seed,
+                             "knobs": s.construction_knobs(), "contexts": splits.facts.get("contexts"),
+                             "source_facts": {k: v for k, v in splits.facts.items() if k != "contexts"},
+                             "qa_mix": qa_mix(splits.held_out), "revision": None}

@@ -40,17 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from lis.agent.trajectory import Trajectory
+# The endings (FINISHED: scored; INFRA: errors, retried up to max_attempts; INTERRUPTED) are the record's:
+# re-exported here for the runner and the metrics.
+from lis.agent.trajectory import FINISHED, INFRA, INTERRUPTED, Trajectory  # noqa: F401
 from lis.util.text import tolerant
 from lis.errors import LisError
 
 log = logging.getLogger(__name__)
 
-# Endings that are the model's doing: kept and scored.
-FINISHED = frozenset({"submitted", "max_turns", "token_budget", "timeout", "answered", "truncated"})
-# Endings that are not the model's doing: errors, excluded from accuracy, retried up to max_attempts.
-INFRA = frozenset({"model_error", "sandbox_error", "error"})
-INTERRUPTED = "interrupted"
 
 
 @dataclass

@@ -14,9 +14,7 @@ from typing import Any
 
 from lis.agent.trajectory import Trajectory
 from lis.eval.journal import INFRA
-from lis.util.stats import bootstrap_mean_ci
-
-N_BOOT = 2000
+from lis.util.stats import accuracy_ci
 
 
 def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: int, wall_s: float) -> dict[str, Any]:
@@ -26,7 +24,7 @@ def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: in
         by_item[r.task_id].append(float(r.reward))
     item_means = [sum(v) / len(v) for v in by_item.values()]
     acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
-    ci = bootstrap_mean_ci(item_means, seed=0, n_resamples=N_BOOT)  # over items: repeats of an item stay together
+    ci = accuracy_ci(item_means)  # over items: repeats of an item stay together
     per_repeat = defaultdict(list)
     for r in scored:
         per_repeat[r.repeat].append(float(r.reward))

@@ -29,6 +29,7 @@ class LisSandboxConfig(BaseModel):
     max_sandboxes: int | None = None  # sandbox.pool.max_concurrent
     warm: int | None = None          # sandbox.pool.warm: sandboxes started ahead of need
     params: str | None = None        # params.yaml to read (default: the lis checkout's)
+    profile: str | None = None       # the params profile (default: the file's own `profile:`)
 
     @field_validator("limits")
     @classmethod
@@ -39,8 +40,12 @@ class LisSandboxConfig(BaseModel):
         return v
 
     def key(self) -> str:
-        """A stable text for this configuration (the model is frozen but holds a dict: not hashable)."""
+        """A stable text for this configuration."""
         return self.model_dump_json()
+
+    def __hash__(self) -> int:
+        # Inspect puts a task's sandbox specs in a set: pydantic's frozen hash fails on the limits dict
+        return hash(self.key())
 
 
 def parse_config(config: Any) -> LisSandboxConfig:
@@ -102,7 +107,7 @@ def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None 
     from lis.params import load
     from lis.sandbox.factory import config_from_params
 
-    params = load(params_root(cfg))
+    params = load(params_root(cfg), profile=cfg.profile)
     section = dict(params.section("sandbox"))
     image = params.section("image")
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}

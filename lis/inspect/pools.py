@@ -39,7 +39,7 @@ def ensure_image(cfg: LisSandboxConfig) -> dict | None:
     if cfg.image or cfg.rootfs:
         return None
     root = params_root(cfg)
-    params = load(root)
+    params = load(root, profile=cfg.profile)
     return ensure(params.section("image"), root, inspect=False)
 
 

@@ -80,6 +80,16 @@ def bootstrap_ratios(num: np.ndarray, den: np.ndarray, *, rng: np.random.Generat
     return reps[:, 0] if flat else reps
 
 
+ACCURACY_CI_RESAMPLES = 2000  # the accuracy interval of an eval job (metrics.json ci95; the lis Inspect tasks' ci95)
+
+
+def accuracy_ci(item_means: Sequence[float]) -> list[float] | None:
+    """The 95% interval of an eval's accuracy: a bootstrap over items (each item's mean over its
+    repeats, so the repeats of an item stay together), seed 0. ``lis eval run``'s metrics.json
+    and the ``ci95`` metric of the lis Inspect tasks both report this."""
+    return bootstrap_mean_ci(item_means, seed=0, n_resamples=ACCURACY_CI_RESAMPLES)
+
+
 def bootstrap_mean_ci(values: Sequence[float], seed: int = 0, n_resamples: int = 4000) -> list[float] | None:
     """95% percentile bootstrap interval of the mean of ``values`` (one value per unit: a task's mean
     over its repeats, or a task's paired difference). One value: [v, v]; none: None."""

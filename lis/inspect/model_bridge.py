@@ -1,0 +1,87 @@
+"""Any model Inspect can call, as a lis :class:`~lis.models.base.ChatModel`.
+
+lis's episode loop (``lis.agent``) is synchronous and runs on a worker thread (``anyio.to_thread``);
+each ``chat()`` hands the call back to Inspect's event loop (``anyio.from_thread``), where
+``Model.generate`` runs with everything Inspect adds: its providers (OpenAI, Anthropic, Google,
+Bedrock, vLLM, Ollama, ...), retries and rate limits, the sample's limits, and a model event in
+the transcript. Context variables travel both ways, so the call belongs to its sample.
+
+What comes back is lis's (OpenAI-format) assistant message; usage is lis's (prompt tokens are all
+input tokens, cache reads included). A sample limit Inspect raises inside ``generate`` (token,
+message, time, working time, cost) ends the episode like a model error and is kept on the bridge
+(:attr:`InspectChatModel.limit`): the solver re-raises it once the episode's record is written, so
+Inspect ends the sample the way it ends any sample over a limit.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import anyio.from_thread
+from inspect_ai.model import GenerateConfig, Model
+from inspect_ai.util import LimitExceededError
+
+from lis.inspect.messages import assistant_from_inspect, to_inspect, tool_info, usage_from_inspect
+from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling
+
+FINISH = {"stop": "stop", "tool_calls": "tool_calls", "max_tokens": "length", "model_length": "length",
+          "content_filter": "content_filter", "unknown": None}
+
+
+class SampleLimitReached(ModelError):
+    """An Inspect sample limit stopped the model call (the episode ends; the solver re-raises it)."""
+
+
+def generate_config(sampling: Sampling | None) -> GenerateConfig:
+    """lis's sampling settings as Inspect's (only what is set; the rest is the eval's config)."""
+    s = sampling or Sampling()
+    fields = {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k, "max_tokens": s.max_tokens,
+              "seed": s.seed, "extra_body": s.extra_body or None}
+    return GenerateConfig(**{k: v for k, v in fields.items() if v is not None})
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return f"{type(e).__name__}: {text[:300]}"
+
+
+class InspectChatModel:
+    """``chat()`` through an Inspect ``Model``; call it from a thread started by ``anyio.to_thread``."""
+
+    def __init__(self, model: Model, name: str | None = None):
+        self.model = model
+        self.name = name or str(model)  # "provider/model", as Inspect names it
+        self.limit: LimitExceededError | None = None
+        self._tools: dict[int, list[Any]] = {}
+
+    def _tool_infos(self, tools: list[dict[str, Any]] | None) -> list[Any]:
+        if not tools:
+            return []
+        key = id(tools)  # lis passes the same schema list every turn
+        if key not in self._tools:
+            self._tools[key] = [tool_info(t) for t in tools]
+        return self._tools[key]
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             sampling: Sampling | None = None) -> ChatResult:
+        t0 = time.monotonic()
+        call = functools.partial(self.model.generate, to_inspect(messages), tools=self._tool_infos(tools),
+                                 config=generate_config(sampling))
+        try:
+            out = anyio.from_thread.run(call)
+        except LimitExceededError as e:
+            self.limit = e
+            raise SampleLimitReached(f"the sample's {e.type} limit was reached ({e.message})") from None
+        except ModelError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a provider's error after Inspect's own retries
+            raise ModelError(f"{self.name} failed: {_one_line(e)}",
+                             "check the model, its credentials and --model-base-url (Inspect retried already)") from e
+        msg = assistant_from_inspect(out.message)
+        if out.stop_reason == "model_length" and not msg.get("content") and not msg.get("tool_calls"):
+            raise ContextLengthError(f"{self.name}: the conversation no longer fits the model's context window")
+        if out.error:
+            raise ModelError(f"{self.name} failed: {' '.join(out.error.split())[:300]}")
+        return ChatResult(message=msg, usage=usage_from_inspect(out.usage), latency_s=time.monotonic() - t0,
+                          finish_reason=FINISH.get(out.stop_reason, out.stop_reason))

@@ -1,0 +1,98 @@
+"""lis's scorers as an Inspect scorer, and the accuracy interval lis's reports use.
+
+    Task(..., scorer=lis_scorer(mode="sandbox"))
+    inspect eval lis/physics --model openai/gpt-4o --model-role judge=openai/gpt-4o-mini
+
+:func:`lis_scorer` is :func:`lis.rewards.score` (the same routing by domain: math-verify on the
+last ``\\boxed{}``, choice letters, IFBench, ROUGE-L, the LLM judge) on the episode's answer: the
+answer file's text in the sandbox modes, the reply in vanilla mode (the solver keeps it in the
+store; a sample cut short by a limit is scored on the answer file as the sandbox holds it, or on
+the last output). Graders run on the host, off the event loop. The LLM judge of physics and long
+context is the model bound to Inspect's ``judge`` role (``--model-role judge=...``), asked
+``scoring.judge.repeats`` times (default 4) at its temperature, as ``lis eval`` asks it; without a
+judge role the rule-based fallbacks score, as ``lis eval`` does without ``scoring.judge``.
+
+Metrics: ``accuracy`` and ``stderr`` (Inspect's) and :func:`ci95`, the interval of ``lis eval``'s
+metrics.json (a bootstrap over items; with ``--epochs`` Inspect first reduces each item's epochs
+to their mean, so the repeats of an item stay together, as there).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from inspect_ai.model import model_roles
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, accuracy, metric, scorer, stderr
+from inspect_ai.solver import TaskState
+from inspect_ai.util import sandbox as current_sandbox
+
+from lis.inspect.dataset import task_for
+from lis.inspect.model_bridge import InspectChatModel
+from lis.inspect.settings import load_params
+from lis.inspect.solver import STORE_KEY
+from lis.prompts import layout
+from lis.rewards import Judge, score as lis_score
+from lis.util.stats import accuracy_ci
+
+JUDGE_ROLE = "judge"
+
+
+@metric
+def ci95() -> Metric:
+    """95% bootstrap interval of the accuracy over items (``ci95_low``, ``ci95_high``): lis's metrics.json ci95."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        ci = accuracy_ci([s.score.as_float() for s in scores])
+        return {} if ci is None else {"ci95_low": ci[0], "ci95_high": ci[1]}
+
+    return compute
+
+
+def judge_model(settings: dict[str, Any]) -> Judge | None:
+    """The LLM judge: Inspect's ``judge`` role model with the params' judge settings; None without the role."""
+    bound = model_roles().get(JUDGE_ROLE)
+    if isinstance(bound, list):
+        bound = bound[0] if bound else None
+    if bound is None:
+        return None
+    return Judge(InspectChatModel(bound), repeats=int(settings.get("repeats", 4)),
+                 temperature=float(settings.get("temperature", 0.7)), max_tokens=settings.get("max_tokens", 16384))
+
+
+async def _answer(state: TaskState, task, mode: str) -> str:
+    kept = state.store.get(STORE_KEY)
+    if isinstance(kept, dict) and "answer" in kept:
+        return kept["answer"] or ""
+    if mode == "vanilla":
+        return (state.output.completion or "").strip() if state.output else ""
+    try:  # the solver was cut short: the answer file as the sandbox holds it
+        return (await current_sandbox().read_file(layout(task, mode).answer_path)).strip()
+    except Exception:  # noqa: BLE001 - no file, a gone sandbox: no answer
+        return ""
+
+
+@scorer(metrics=[accuracy(), stderr(), ci95()])
+def lis_scorer(mode: str = "sandbox", profile: str | None = None, params: str | None = None,
+               ifbench_variant: str | None = None) -> Scorer:
+    """lis's scorer of the sample's domain (see the module doc). ``ifbench_variant``: ifbench8 | lis5
+    (default: the profile's ``scoring.ifbench_variants``)."""
+    p = load_params(params, profile)
+    sec = p.section("scoring")
+    variant = ifbench_variant or sec["ifbench_variants"]
+    judge_settings = dict(sec.get("judge") or {})
+
+    async def score(state: TaskState, target: Target) -> Score:
+        task = task_for(state.metadata)
+        answer = await _answer(state, task, mode)
+        judge = judge_model(judge_settings)
+
+        def grade():
+            return lis_score(task, answer, judge=judge, mode=mode, ifbench_variant=variant)
+
+        s = await anyio.to_thread.run_sync(grade)
+        shown = s.extracted if s.extracted is not None else answer
+        return Score(value=s.value, answer=shown,
+                     explanation=f"{s.scorer}: {shown!r} against {task.ground_truth[:300]!r}",
+                     metadata={"scorer": s.scorer, "details": s.details})
+
+    return score

@@ -1,0 +1,34 @@
+"""The params the lis Inspect tasks read: which file and profile, and the agent settings of an episode."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+from lis.agent.loop import AgentConfig
+from lis.inspect.config import LisSandboxConfig, params_root
+from lis.runtime import agent_config
+from lis.sandbox.base import Limits, SandboxConfig
+
+
+@functools.lru_cache(maxsize=16)
+def load_params(params: str | None = None, profile: str | None = None):
+    """The params of ``params`` (a params.yaml or its folder; default: the lis checkout's, as the
+    ``lis`` sandbox provider finds it) under ``profile`` (default: the file's own). Raises LisError."""
+    from lis.params import load
+
+    return load(params_root(LisSandboxConfig(params=params)), profile=profile)
+
+
+def agent_settings(params, domain: str, mode: str, box: SandboxConfig | None,
+                   overrides: dict[str, Any]) -> AgentConfig:
+    """The episode's AgentConfig, as ``lis eval run`` builds it (:func:`lis.runtime.agent_config`):
+    the ``agent`` section, the domain's context budget, the command timeout and output cap of the
+    sandbox ``box`` (a lis sandbox's config; None with another provider: the ``sandbox`` section's;
+    vanilla mode: none, as in ``lis eval run``), then the caller's ``overrides`` that are not None."""
+    if box is None and mode != "vanilla":
+        sec = params.section("sandbox")
+        box = SandboxConfig(command_timeout_s=float(sec["command_timeout_s"]),
+                            limits=Limits(max_output_bytes=int(sec["limits"]["max_output_bytes"])))
+    cfg = agent_config(params, domain=domain, sandbox=box)
+    return dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})

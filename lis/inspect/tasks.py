@@ -1,0 +1,162 @@
+"""The paper's experiment as Inspect tasks: one per domain, in sandbox or vanilla mode, for any model
+Inspect can call.
+
+    inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=sandbox -T profile=full
+    inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=vanilla -T profile=full
+    inspect eval lis/long_context -T mode=sandbox_inline --model ollama/qwen3:4b
+    inspect eval lis/physics --model openai/gpt-4o --model-role judge=openai/gpt-4o-mini
+
+Tasks (Table 2's columns, and the learning check's held-out set): ``lis/math`` (AIME 2025),
+``lis/physics`` (UGPhysics), ``lis/chemistry`` (ChemBench4K), ``lis/biomed`` (MedXpertQA),
+``lis/long_context`` (AA-LCR), ``lis/instruct_follow`` (IFBench) and ``lis/held_out_context`` (the
+held-out context tasks of ``tasks.context``, documents as files). Each takes the parameters of
+:func:`lis_task`. Registered through the ``inspect_ai`` entry point (``lis.inspect._registry``),
+as the ``lis`` sandbox provider is. Building a task reads data (offline samples, a task file, or
+the hub when ``source=hub``); importing this module reads nothing.
+"""
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.util import SandboxEnvironmentSpec
+
+from lis.errors import LisError
+
+# task name → lis domain
+DOMAINS = {"math": "math", "physics": "physics", "chemistry": "chem", "biomed": "biomed",
+           "long_context": "long_context", "instruct_follow": "instruct_follow",
+           "held_out_context": "instruct_pretrain"}
+INLINE_DOMAINS = ("long_context", "instruct_pretrain")
+
+
+def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+             limit: int | None = None, seed: int | None = None, profile: str | None = None,
+             params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
+             episode_timeout_s: float | None = None) -> Task:
+    """The Inspect task of the lis task set ``name`` (a key of :data:`DOMAINS`).
+
+    Args:
+      mode: sandbox (documents as files, the paper's agent) | vanilla (one direct answer, no
+        sandbox) | sandbox_inline (documents in the prompt; long_context, held_out_context).
+      source: samples (data/samples, offline) | hub (the paper's rows on the HF hub, at the
+        profile's ``tasks.domains.<d>.revision``) | generated (held_out_context). Default: the
+        profile's ``tasks.domains.<d>.source``.
+      tasks_file: a task JSONL written by ``lis tasks`` (a pipeline's ``data/tasks/<d>.jsonl``);
+        wins over ``source``.
+      limit, seed: a seeded draw of ``limit`` tasks in the set's order (default: the profile's).
+        Inspect's ``--limit`` then takes the first N samples of what is drawn.
+      profile: the params profile (smoke, ci, full; default: params.yaml's own) for the task set,
+        the agent's budgets, the sandbox, the scorer settings and the repeats (``eval.repeats``:
+        the epochs; ``--epochs`` overrides).
+      params: the params.yaml to read (default: the lis checkout's).
+      max_turns, max_context_tokens, episode_timeout_s: the episode's budgets (default: the profile's
+        ``agent`` section).
+    """
+    from inspect_ai._util.error import PrerequisiteError  # Inspect prints it as one line, no traceback
+
+    try:
+        return _build(name, mode=mode, source=source, tasks_file=tasks_file, limit=limit, seed=seed,
+                      profile=profile, params=params, max_turns=max_turns, max_context_tokens=max_context_tokens,
+                      episode_timeout_s=episode_timeout_s)
+    except LisError as e:
+        raise PrerequisiteError(f"error: lis/{name}: {e.one_line()}") from None
+
+
+def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, params, max_turns,
+           max_context_tokens, episode_timeout_s) -> Task:
+    # Imported here, not at the top: Inspect loads this module (through the entry point) for every
+    # command that looks up a provider, and these imports (lis's agent, scorers, task loaders) are
+    # only needed to build a lis task.
+    from lis.inspect.config import LisSandboxConfig
+    from lis.inspect.dataset import load_task_set, task_dataset
+    from lis.inspect.scorer import lis_scorer
+    from lis.inspect.settings import load_params
+    from lis.inspect.solver import lis_agent
+    from lis.prompts import MODES
+
+    domain = DOMAINS[name]
+    if mode not in MODES:
+        raise LisError(f"unknown mode {mode!r}", f"use -T mode= one of {', '.join(MODES)}")
+    if mode == "sandbox_inline" and domain not in INLINE_DOMAINS:
+        raise LisError(f"mode sandbox_inline puts documents in the prompt; {name} has none",
+                       "use it with lis/long_context or lis/held_out_context")
+    p = load_params(params, profile)
+    tasks = load_task_set(p, domain, source=source, tasks_file=tasks_file, limit=limit, seed=seed)
+    if not tasks:
+        raise LisError(f"the {name} task set is empty", "check -T source / -T tasks_file / -T limit")
+    repeats = int(p.section("eval")["repeats"].get(domain, 1))
+    sandbox = None
+    if mode != "vanilla":
+        sandbox = SandboxEnvironmentSpec("lis", LisSandboxConfig(params=params, profile=profile))
+    return Task(dataset=task_dataset(tasks, mode, name=f"lis/{name}", location=tasks_file),
+                solver=lis_agent(mode=mode, profile=profile, params=params, max_turns=max_turns,
+                                 max_context_tokens=max_context_tokens, episode_timeout_s=episode_timeout_s),
+                scorer=lis_scorer(mode=mode, profile=profile, params=params),
+                sandbox=sandbox, epochs=Epochs(repeats, "mean"),
+                metadata={"lis_domain": domain, "mode": mode, "profile": p.profile, "tasks": len(tasks)})
+
+
+@task
+def math(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
+         seed: int | None = None, profile: str | None = None, params: str | None = None,
+         max_turns: int | None = None, max_context_tokens: int | None = None,
+         episode_timeout_s: float | None = None) -> Task:
+    """AIME 2025 (math), scored by math-verify on the last \\boxed{}."""
+    return lis_task("math", **_args(locals()))
+
+
+@task
+def physics(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
+            seed: int | None = None, profile: str | None = None, params: str | None = None,
+            max_turns: int | None = None, max_context_tokens: int | None = None,
+            episode_timeout_s: float | None = None) -> Task:
+    """UGPhysics (physics), scored by the judge role when bound, else math-verify part by part."""
+    return lis_task("physics", **_args(locals()))
+
+
+@task
+def chemistry(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+              limit: int | None = None, seed: int | None = None, profile: str | None = None,
+              params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
+              episode_timeout_s: float | None = None) -> Task:
+    """ChemBench4K (chemistry), scored by the choice letter. No offline sample exists: source=hub or tasks_file."""
+    return lis_task("chemistry", **_args(locals()))
+
+
+@task
+def biomed(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
+           seed: int | None = None, profile: str | None = None, params: str | None = None,
+           max_turns: int | None = None, max_context_tokens: int | None = None,
+           episode_timeout_s: float | None = None) -> Task:
+    """MedXpertQA (biomedicine), scored by the choice letter."""
+    return lis_task("biomed", **_args(locals()))
+
+
+@task
+def long_context(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+                 limit: int | None = None, seed: int | None = None, profile: str | None = None,
+                 params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
+                 episode_timeout_s: float | None = None) -> Task:
+    """AA-LCR (long context): documents as files (sandbox), in the prompt (vanilla, sandbox_inline)."""
+    return lis_task("long_context", **_args(locals()))
+
+
+@task
+def instruct_follow(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+                    limit: int | None = None, seed: int | None = None, profile: str | None = None,
+                    params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
+                    episode_timeout_s: float | None = None) -> Task:
+    """IFBench (instruction following), scored by IFBench's loose prompt-level accuracy."""
+    return lis_task("instruct_follow", **_args(locals()))
+
+
+@task
+def held_out_context(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+                     limit: int | None = None, seed: int | None = None, profile: str | None = None,
+                     params: str | None = None, max_turns: int | None = None,
+                     max_context_tokens: int | None = None, episode_timeout_s: float | None = None) -> Task:
+    """The held-out context tasks (the RL learning check's set): contexts disjoint from training."""
+    return lis_task("held_out_context", **_args(locals()))
+
+
+def _args(given: dict) -> dict:
+    return {k: v for k, v in given.items() if k != "self"}
