@@ -152,6 +152,16 @@ class Page:
                                  f"{(d.get('exception') or {}).get('description') or d.get('text')}")
         return r.get("result", {}).get("value")
 
+    def wait_for(self, expression: str, timeout_s: float = 30.0, poll_s: float = 0.25) -> Any:
+        """The first truthy value of a JavaScript expression, polled until ``timeout_s`` (pages that
+        render after they load: a single-page app fetching its data)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = self.eval(expression)
+            if value or time.monotonic() >= deadline:
+                return value
+            time.sleep(poll_s)
+
     def screenshot(self, out: Path) -> Path:
         data = self.browser._pipe.send("Page.captureScreenshot", {"format": "png"}, self.session)["data"]
         out.write_bytes(base64.b64decode(data))
@@ -222,6 +232,10 @@ class Browser:
         path = Path(path).resolve()
         if not path.is_file():
             raise AssertionError(f"no page at {path}")
+        return self.open_url(path.as_uri(), settle_s, path)
+
+    def open_url(self, url: str, settle_s: float = 0.2, path: Path | None = None) -> Page:
+        """A new tab on ``url`` (a local server's page): returns once the load event fired."""
         pipe = self._pipe
         t0 = time.monotonic()
         target = pipe.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -229,11 +243,11 @@ class Browser:
         for domain in ("Page", "Runtime", "Log", "Network"):
             pipe.send(f"{domain}.enable", session=session)
         first = len(pipe.events)
-        pipe.send("Page.navigate", {"url": path.as_uri()}, session)
+        pipe.send("Page.navigate", {"url": url}, session)
         pipe.wait_event("Page.loadEventFired", session, first, self.timeout_s)
         load_s = time.monotonic() - t0
         time.sleep(settle_s)  # late console errors of scripts run on load
-        return Page(self, path, session, target, load_s, first)
+        return Page(self, path or Path(urlparse(url).path), session, target, load_s, first)
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -39,6 +39,7 @@ from lis.manifest import read_json
 from lis.prompts import render_prompts
 from lis.tasks import read_tasks
 from lis.tasks.schema import Task
+from lis.util.hashing import hash_obj
 from lis.util.jsonl import iter_jsonl, read_text
 
 TRAJECTORIES = "trajectories.jsonl"
@@ -172,8 +173,8 @@ def eval_log(job: Path, tasks_file: Path | None = None) -> EvalLog:
     tasks = {t.id: t for t in read_tasks(tasks_file)} if tasks_file else {}
     model = f"lis/{model_name}"
     samples = [_sample(r, tasks.get(r.task_id), model) for r in records]
-    starts = [s.started_at for s in samples if s.started_at]
-    ends = [s.completed_at for s in samples if s.completed_at]
+    starts = [t for t in (_time(r.started_utc) for r in records) if t]
+    ends = [t + dt.timedelta(seconds=r.wall_s) for r, t in ((r, _time(r.started_utc)) for r in records) if t]
     created = min(starts) if starts else dt.datetime.now(dt.timezone.utc)
     scored = [r.reward for r in records if r.reward is not None]
     accuracy = metrics.get("accuracy", sum(scored) / len(scored) if scored else None)
@@ -182,7 +183,10 @@ def eval_log(job: Path, tasks_file: Path | None = None) -> EvalLog:
     total = usage_to_inspect(sum(r.prompt_tokens for r in records), sum(r.completion_tokens for r in records),
                              sum(r.cached_tokens for r in records))
     task_name = f"lis/{TASK_NAMES.get(domain, domain)}"
+    # stable ids: the same job exports under the same names (a re-export replaces its log)
+    eval_id = hash_obj({"job": str(job.resolve()), "model": model_name, "domain": domain, "mode": mode})[:22]
     spec = EvalSpec(
+        eval_id=eval_id, run_id=eval_id, task_id=hash_obj({"task": task_name, "mode": mode})[:22],
         created=created.isoformat(), task=task_name, task_registry_name=task_name,
         task_args={"mode": mode}, task_args_passed={"mode": mode}, solver="lis_agent",
         dataset=EvalDataset(name=task_name, location=str(tasks_file) if tasks_file else None,
@@ -202,10 +206,10 @@ def eval_log(job: Path, tasks_file: Path | None = None) -> EvalLog:
 
 
 def _file_name(log: EvalLog) -> str:
-    stamp = re.sub(r"[:]", "-", log.eval.created[:19])
-    md = log.eval.metadata or {}
-    name = f"{stamp}+00-00_{md.get('lis_domain')}-{md.get('mode')}_{log.eval.model.split('/', 1)[-1]}"
-    return re.sub(r"[^A-Za-z0-9._+-]", "-", name) + ".eval"
+    """Inspect's own pattern, ``<created>_<task>_<eval id>.eval`` (Inspect View reads the task from it)."""
+    stamp = re.sub(r"[:]", "-", log.eval.created[:19]) + "+00-00"
+    task = log.eval.task.split("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9._+-]", "-", f"{stamp}_{task}_{log.eval.eval_id}") + ".eval"
 
 
 def export_jobs(paths: list[Path], out: Path, tasks_file: Path | None = None) -> list[Path]:

@@ -81,6 +81,7 @@ def assistant_from_inspect(msg: ChatMessageAssistant) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant", "content": _text(msg.content)}
     if msg.tool_calls:
         out["tool_calls"] = [call_from_inspect(c) for c in msg.tool_calls]
+        out["content"] = out["content"] or None  # no text beside the calls: null, as OpenAI-compatible servers send it
     reasoning = _reasoning(msg.content)
     if reasoning:
         out["reasoning_content"] = reasoning

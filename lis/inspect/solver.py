@@ -152,7 +152,9 @@ def lis_agent(mode: str = "sandbox", profile: str | None = None, params: str | N
         try:
             rec = await anyio.to_thread.run_sync(episode, abandon_on_cancel=True)
         except BaseException:
-            stop.set()  # cancelled (a time limit, Ctrl-C): the episode stops at its next check
+            stop.set()  # cancelled (a time limit, Ctrl-C): the episode stops at its next check,
+            if hasattr(sb, "kill"):  # and a lis sandbox goes now, its command in flight with it (so that
+                sb.kill()            # releasing it does not wait for that command)
             raise
         _write_state(state, rec, model.name)
         if model.limit is not None:

@@ -111,6 +111,10 @@ def test_lis_eval_and_inspect_eval_give_the_same_episodes(math_project, tmp_path
         assert kept["answer"] == rec["answer"] and kept["termination"] == rec["termination"], task.id
         assert kept["turns"] == rec["turns"] and kept["prompt_tokens"] == rec["prompt_tokens"], task.id
         assert kept["seed"] == rec["seed"]
+        steps = [{**{k: v for k, v in st.items() if k not in ("completion_ids", "logprobs")},
+                  "calls": [{k: v for k, v in c.items() if k != "observation"} for c in st["calls"]]}
+                 for st in rec["steps"]]
+        assert _stable(kept["steps"]) == _stable(steps), task.id  # every field of every step and call
         score = sample["scores"]["lis_scorer"]
         assert score["value"] == rec["reward"] and score["metadata"]["scorer"] == rec["score"]["scorer"], task.id
         assert score["metadata"]["details"] == rec["score"]["details"], task.id
@@ -123,3 +127,44 @@ def test_lis_eval_and_inspect_eval_give_the_same_episodes(math_project, tmp_path
     got = {m["name"]: m["value"] for m in log["results"]["scores"][0]["metrics"].values()}
     assert got["accuracy"] == pytest.approx(metrics["accuracy"], abs=1e-4)
     assert [got["ci95_low"], got["ci95_high"]] == pytest.approx(metrics["ci95"], abs=1e-4)
+
+    # 4. the lis job exported for Inspect View holds what the Inspect run logged: the same messages
+    #    (tool calls and observations), scores and store, sample by sample
+    from inspect_ai.log import read_eval_log
+
+    run(["lis", "export", "inspect", "data/eval/replay/math/sandbox", "--out", str(tmp_path / "exported")],
+        cwd=math_project)
+    (exported,) = (tmp_path / "exported").glob("*.eval")
+    ported = read_eval_log(str(exported))
+    assert ported.eval.task == log["eval"]["task"] == "lis/math" and ported.eval.task_args == {"mode": "sandbox"}
+    for s in ported.samples:
+        theirs = samples[s.id]
+        assert s.epoch == theirs["epoch"] and s.target == theirs["target"]
+        assert _messages(s.model_dump(mode="json")["messages"]) == _messages(theirs["messages"]), s.id
+        assert [m.model_dump(mode="json") for m in s.input] == theirs["input"] or _messages(
+            [m.model_dump(mode="json") for m in s.input]) == _messages(theirs["input"]), s.id
+        assert s.scores["lis_scorer"].value == theirs["scores"]["lis_scorer"]["value"]
+        assert _stable(s.store["lis:trajectory"]["steps"]) == _stable(theirs["store"]["lis:trajectory"]["steps"])
+        assert [e.event for e in s.events if e.event in ("model", "tool")] == [
+            e["event"] for e in theirs["events"] if e["event"] in ("model", "tool")]
+    got = {k: m.value for k, m in ported.results.scores[0].metrics.items()}
+    assert got["accuracy"] == pytest.approx(metrics["accuracy"]) and [got["ci95_low"], got["ci95_high"]] == \
+        pytest.approx(metrics["ci95"])
+
+
+def _stable(steps: list[dict]) -> list[dict]:
+    """Episode steps without their timings."""
+    timing = ("llm_latency_s", "exec_time_s")
+    return [{**{k: v for k, v in st.items() if k not in timing},
+             "calls": [{k: v for k, v in c.items() if k not in timing} for c in st["calls"]]} for st in steps]
+
+
+def _messages(messages: list[dict]) -> list[tuple]:
+    """Inspect messages without their ids and sources: role, text, tool calls, the call answered."""
+    out = []
+    for m in messages:
+        content = m["content"]
+        text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+        calls = [(c["id"], c["function"], c["arguments"]) for c in m.get("tool_calls") or []]
+        out.append((m["role"], text, calls, m.get("tool_call_id")))
+    return out

@@ -1,0 +1,64 @@
+"""Ctrl-C in the middle of ``inspect eval lis/math``: SIGINT to the process group while every sample's
+sandbox runs a long command; 10 s later the eval has ended and no lis sandbox is left."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from lis.models.scripted import assistant, tool_call
+from lis.models.server import ChatServer
+from tests.conftest import BIN, ROOT
+from tests.inspect_tasks.conftest import inspect_env, lis_containers
+from tests.inspect_tasks.replay import ReplayModel, bash
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
+    from lis.tasks import read_tasks
+
+    tasks = read_tasks(math_project / "data/tasks/math.jsonl")
+    scripts = {t.problem_statement[:60]: [assistant(None, bash("echo started; sleep 90", f"s{i}")),
+                                          assistant(None, tool_call("submit", {}, f"d{i}"))]
+               for i, t in enumerate(tasks)}
+    model = ReplayModel(scripts)
+    before = set(lis_containers())
+    with ChatServer(model) as srv:
+        proc = subprocess.Popen(
+            [str(BIN / "inspect"), "eval", "lis/math", "--model", "openai-api/replay/replay", "-T", "mode=sandbox",
+             "-T", "profile=ci", "-T", f"params={math_project}",
+             "-T", f"tasks_file={math_project / 'data/tasks/math.jsonl'}", "--log-dir", str(tmp_path / "logs"),
+             "--display", "plain"],
+            cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}"},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # mid-run: the ci profile's 2 sandboxes are busy with `sleep 90`
+                busy = {marker for marker, turn, _ in list(model.calls) if turn == 0}  # the third sample waits
+                if len(busy) >= 2 and len(set(lis_containers()) - before) >= 2:
+                    break
+                assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
+                time.sleep(0.2)
+            else:
+                raise AssertionError("the samples never got busy")
+            time.sleep(2)  # the commands are running in the sandboxes
+            running = set(lis_containers()) - before
+            assert running, "no sandbox was running at the interrupt"
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to a terminal's foreground group
+            time.sleep(10)
+            left = set(lis_containers()) - before
+            ended = proc.poll()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            output = proc.communicate(timeout=60)[0].decode(errors="replace")
+    assert ended is not None, f"inspect eval still running 10 s after SIGINT:\n{output[-3000:]}"
+    assert not left, f"containers left 10 s after SIGINT: {sorted(left)}\n{output[-3000:]}"
+    from inspect_ai.log import read_eval_log
+
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    assert read_eval_log(str(log), header_only=True).status == "cancelled", output[-3000:]
