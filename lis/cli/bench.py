@@ -81,6 +81,51 @@ def inspect_(backend: Optional[str] = typer.Option(None, "--backend", help="dock
     typer.echo(text)
 
 
+@app.command("inspect-tasks")
+def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated lis Inspect tasks "
+                                                      "(default: all: math, physics, chemistry, biomed, long_context, "
+                                                      "instruct_follow, held_out_context)."),
+                  modes: str = typer.Option("sandbox,vanilla", "--modes", help="Comma-separated modes."),
+                  samples: int = typer.Option(3, "--samples", min=1, max=1000, help="Samples per task and mode."),
+                  chem_tasks: Optional[Path] = typer.Option(None, "--chem-tasks",
+                                                            help="A task JSONL for lis/chemistry (it has no offline "
+                                                                 "sample; without one it is skipped)."),
+                  out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
+                  profile: Optional[str] = Profile) -> None:
+    """Wall time of N samples of each lis Inspect task and mode through `inspect eval` (mockllm/model,
+    a scripted policy, real sandboxes, lis's scorer, the log) against the same episodes through
+    lis's loop directly (same policy, same sandboxes), in one run; the ratio is what Inspect adds."""
+    from lis.errors import LisError
+    from lis.prompts import MODES
+
+    try:
+        from lis.bench.inspect_tasks import run as bench_tasks
+        from lis.inspect.tasks import DOMAINS
+    except ImportError:
+        raise LisError("Inspect AI is not installed", "pip install -e '.[inspect]' (scripts/setup.sh does)") from None
+    names = [t.strip() for t in (tasks or ",".join(DOMAINS)).split(",") if t.strip()]
+    unknown = [n for n in names if n not in DOMAINS]
+    if unknown:
+        raise LisError(f"unknown lis task(s) {', '.join(unknown)}", f"use: {', '.join(DOMAINS)}")
+    wanted = [m.strip() for m in modes.split(",") if m.strip()]
+    if not wanted or any(m not in MODES for m in wanted):
+        raise LisError(f"--modes {modes!r}: each must be one of {', '.join(MODES)}")
+    if chem_tasks is not None and not chem_tasks.is_file():
+        raise LisError(f"--chem-tasks {chem_tasks} is not a file", "give a task JSONL written by `lis tasks`")
+    from lis.sandbox import registry
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    files = {"chemistry": str(chem_tasks)} if chem_tasks else {}
+    with console.status("benchmarking") as status:
+        res = bench_tasks(names, wanted, samples, profile, files, progress=lambda s: status.update(f"benchmarking: {s}"))
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)
+
+
 @app.command("rollout")
 def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
             tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",

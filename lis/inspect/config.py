@@ -2,7 +2,9 @@
 ``params.yaml`` gives), and how it becomes a :class:`lis.sandbox.base.SandboxConfig`."""
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -101,13 +103,30 @@ def params_root(cfg: LisSandboxConfig) -> Path:
     return find_root(".")
 
 
+def load_params(cfg: LisSandboxConfig):
+    """The params ``cfg`` names (file and profile), read once per process while the files are unchanged:
+    Inspect asks for them at every task start, pool and concurrency check (a read parses the schema)."""
+    from lis.params import OVERLAY_DIR, PARAMS_FILE, SCHEMA_FILE
+
+    root = params_root(cfg)
+    stamps = tuple(p.stat().st_mtime_ns if p.exists() else 0
+                   for p in (root / PARAMS_FILE, root / SCHEMA_FILE, *sorted((root / OVERLAY_DIR).glob("*.yaml"))))
+    return copy.deepcopy(_load(str(root), cfg.profile, stamps))
+
+
+@functools.lru_cache(maxsize=16)
+def _load(root: str, profile: str | None, stamps: tuple):
+    from lis.params import load
+
+    return load(Path(root), profile=profile)
+
+
 def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None = None) -> tuple[SandboxConfig, dict]:
     """(the SandboxConfig of ``cfg`` over params, the params' pool settings). ``image_facts``: what
     :func:`lis.sandbox.image.ensure_image` returned (task_init), else the tag the params give."""
-    from lis.params import load
     from lis.sandbox.factory import config_from_params
 
-    params = load(params_root(cfg), profile=cfg.profile)
+    params = load_params(cfg)
     section = dict(params.section("sandbox"))
     image = params.section("image")
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}

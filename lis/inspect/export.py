@@ -172,7 +172,14 @@ def eval_log(job: Path, tasks_file: Path | None = None) -> EvalLog:
     tasks_file = tasks_file or default_tasks_file(job, domain)
     tasks = {t.id: t for t in read_tasks(tasks_file)} if tasks_file else {}
     model = f"lis/{model_name}"
-    samples = [_sample(r, tasks.get(r.task_id), model) for r in records]
+    samples = []
+    for n, r in enumerate(records, 1):
+        try:
+            samples.append(_sample(r, tasks.get(r.task_id), model))
+        except (AttributeError, TypeError, ValueError, KeyError) as e:  # a record with fields of the wrong shape
+            raise LisError(f"{job / TRAJECTORIES} line {n} ({r.task_id}) cannot be exported: "
+                           f"{type(e).__name__}: {' '.join(str(e).split())[:200]}",
+                           "give a job folder that `lis eval run` wrote") from None
     starts = [t for t in (_time(r.started_utc) for r in records) if t]
     ends = [t + dt.timedelta(seconds=r.wall_s) for r, t in ((r, _time(r.started_utc)) for r in records) if t]
     created = min(starts) if starts else dt.datetime.now(dt.timezone.utc)

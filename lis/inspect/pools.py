@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from lis.errors import LisError
-from lis.inspect.config import LisSandboxConfig, params_root, sandbox_config
+from lis.inspect.config import LisSandboxConfig, load_params, sandbox_config
 from lis.sandbox.pool import SandboxPool
 
 log = logging.getLogger(__name__)
@@ -33,14 +33,12 @@ class _Entry:
 def ensure_image(cfg: LisSandboxConfig) -> dict | None:
     """The image facts (tag, rootfs) of params, built when missing; None when the config names its
     own image (Docker) or root filesystem (bubblewrap), which must then exist."""
-    from lis.params import load
     from lis.sandbox.image import ensure_image as ensure
 
     if cfg.image or cfg.rootfs:
         return None
-    root = params_root(cfg)
-    params = load(root, profile=cfg.profile)
-    return ensure(params.section("image"), root, inspect=False)
+    params = load_params(cfg)
+    return ensure(params.section("image"), params.root, inspect=False)
 
 
 def _check(sc) -> None:

@@ -2,22 +2,18 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any
 
 from lis.agent.loop import AgentConfig
-from lis.inspect.config import LisSandboxConfig, params_root
+from lis.inspect.config import LisSandboxConfig, load_params as load_sandbox_params
 from lis.runtime import agent_config
 from lis.sandbox.base import Limits, SandboxConfig
 
 
-@functools.lru_cache(maxsize=16)
 def load_params(params: str | None = None, profile: str | None = None):
     """The params of ``params`` (a params.yaml or its folder; default: the lis checkout's, as the
     ``lis`` sandbox provider finds it) under ``profile`` (default: the file's own). Raises LisError."""
-    from lis.params import load
-
-    return load(params_root(LisSandboxConfig(params=params)), profile=profile)
+    return load_sandbox_params(LisSandboxConfig(params=params, profile=profile))
 
 
 def agent_settings(params, domain: str, mode: str, box: SandboxConfig | None,
