@@ -95,68 +95,30 @@ def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, pa
                 metadata={"lis_domain": domain, "mode": mode, "profile": p.profile, "tasks": len(tasks)})
 
 
-@task
-def math(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
-         seed: int | None = None, profile: str | None = None, params: str | None = None,
-         max_turns: int | None = None, max_context_tokens: int | None = None,
-         episode_timeout_s: float | None = None) -> Task:
-    """AIME 2025 (math), scored by math-verify on the last \\boxed{}."""
-    return lis_task("math", **_args(locals()))
+def _define(name: str, doc: str):
+    """The registered Inspect task ``lis/<name>`` (its parameters: :func:`lis_task`'s)."""
 
-
-@task
-def physics(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
-            seed: int | None = None, profile: str | None = None, params: str | None = None,
-            max_turns: int | None = None, max_context_tokens: int | None = None,
-            episode_timeout_s: float | None = None) -> Task:
-    """UGPhysics (physics), scored by the judge role when bound, else math-verify part by part."""
-    return lis_task("physics", **_args(locals()))
-
-
-@task
-def chemistry(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
-              limit: int | None = None, seed: int | None = None, profile: str | None = None,
-              params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
-              episode_timeout_s: float | None = None) -> Task:
-    """ChemBench4K (chemistry), scored by the choice letter. No offline sample exists: source=hub or tasks_file."""
-    return lis_task("chemistry", **_args(locals()))
-
-
-@task
-def biomed(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None, limit: int | None = None,
-           seed: int | None = None, profile: str | None = None, params: str | None = None,
-           max_turns: int | None = None, max_context_tokens: int | None = None,
-           episode_timeout_s: float | None = None) -> Task:
-    """MedXpertQA (biomedicine), scored by the choice letter."""
-    return lis_task("biomed", **_args(locals()))
-
-
-@task
-def long_context(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
-                 limit: int | None = None, seed: int | None = None, profile: str | None = None,
-                 params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
-                 episode_timeout_s: float | None = None) -> Task:
-    """AA-LCR (long context): documents as files (sandbox), in the prompt (vanilla, sandbox_inline)."""
-    return lis_task("long_context", **_args(locals()))
-
-
-@task
-def instruct_follow(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
+    def lis_task_fn(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
                     limit: int | None = None, seed: int | None = None, profile: str | None = None,
                     params: str | None = None, max_turns: int | None = None, max_context_tokens: int | None = None,
                     episode_timeout_s: float | None = None) -> Task:
-    """IFBench (instruction following), scored by IFBench's loose prompt-level accuracy."""
-    return lis_task("instruct_follow", **_args(locals()))
+        return lis_task(name, mode=mode, source=source, tasks_file=tasks_file, limit=limit, seed=seed,
+                        profile=profile, params=params, max_turns=max_turns, max_context_tokens=max_context_tokens,
+                        episode_timeout_s=episode_timeout_s)
+
+    lis_task_fn.__name__ = lis_task_fn.__qualname__ = name  # Inspect registers the task by this name
+    lis_task_fn.__doc__ = doc
+    return task(lis_task_fn)
 
 
-@task
-def held_out_context(mode: str = "sandbox", source: str | None = None, tasks_file: str | None = None,
-                     limit: int | None = None, seed: int | None = None, profile: str | None = None,
-                     params: str | None = None, max_turns: int | None = None,
-                     max_context_tokens: int | None = None, episode_timeout_s: float | None = None) -> Task:
-    """The held-out context tasks (the RL learning check's set): contexts disjoint from training."""
-    return lis_task("held_out_context", **_args(locals()))
-
-
-def _args(given: dict) -> dict:
-    return {k: v for k, v in given.items() if k != "self"}
+math = _define("math", "AIME 2025 (math), scored by math-verify on the last \\boxed{}.")
+physics = _define("physics", "UGPhysics (physics), scored by the judge role when bound, else math-verify part by part.")
+chemistry = _define("chemistry", "ChemBench4K (chemistry), scored by the choice letter. No offline sample exists: "
+                                 "source=hub or tasks_file.")
+biomed = _define("biomed", "MedXpertQA (biomedicine), scored by the choice letter.")
+long_context = _define("long_context", "AA-LCR (long context): documents as files (sandbox), in the prompt (vanilla, "
+                                       "sandbox_inline).")
+instruct_follow = _define("instruct_follow", "IFBench (instruction following), scored by IFBench's loose prompt-level "
+                                             "accuracy.")
+held_out_context = _define("held_out_context", "The held-out context tasks (the RL learning check's set): contexts "
+                                               "disjoint from training.")

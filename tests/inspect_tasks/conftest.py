@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,22 @@ import yaml
 from tests.conftest import ROOT, run
 
 
-def lis_containers() -> list[str]:
-    """Every lis sandbox container that exists (any run)."""
+def _ours(labels: dict) -> bool:
+    """Started by this test process, or left by a process that has ended (``lis.owner`` = host:pid):
+    not another lis run on the machine that is still going."""
+    from lis.sandbox.cleanup import _owner_alive
+
+    return labels.get("lis.owner") == f"{socket.gethostname()}:{os.getpid()}" or not _owner_alive(
+        labels.get("lis.owner", ""))
+
+
+def lis_containers(all_runs: bool = False) -> list[str]:
+    """The lis sandbox containers that exist: this test process's and those its ended processes left
+    (``all_runs``: every one, another run's too)."""
     from lis.sandbox.engine import connect
 
-    return [c["Id"][:12] for c in connect().api.containers(all=True, filters={"label": ["lis.managed=true"]})]
+    found = connect().api.containers(all=True, filters={"label": ["lis.managed=true"]})
+    return [c["Id"][:12] for c in found if all_runs or _ours(c.get("Labels") or {})]
 
 
 def add_replay_model(repo: Path, base_url: str, name: str = "replay") -> None:
