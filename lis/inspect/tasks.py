@@ -57,8 +57,9 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
         return _build(name, mode=mode, source=source, tasks_file=tasks_file, limit=limit, seed=seed,
                       profile=profile, params=params, max_turns=max_turns, max_context_tokens=max_context_tokens,
                       episode_timeout_s=episode_timeout_s)
-    except LisError as e:
-        raise PrerequisiteError(f"error: lis/{name}: {e.one_line()}") from None
+    except LisError as e:  # the loaders' hints name `lis tasks` flags: say them as task parameters
+        hint = e.one_line().replace("--source ", "-T source=").replace("--limit", "-T limit=")
+        raise PrerequisiteError(f"error: lis/{name}: {hint}") from None
 
 
 def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, params, max_turns,

@@ -140,6 +140,10 @@ def test_a_bad_task_argument_is_one_line_without_traceback(tmp_path):
              "--log-dir", str(tmp_path)], check=False)
     out = r.stdout + r.stderr
     assert r.returncode != 0 and "no offline sample for chem" in out and "Traceback" not in out, out
+    r = run(["inspect", "eval", "lis/math", "--model", "mockllm/model", "-T", "source=hub", "--log-dir", str(tmp_path)],
+            check=False, env={"HF_HUB_OFFLINE": "1"})  # no hub here: the loader's one line, its hint as -T
+    out = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode != 0 and "Couldn't reach" in out and "-T source=samples" in out and "Traceback" not in out, out
 
 
 def test_importing_the_tasks_reads_nothing_and_opens_no_socket():
