@@ -15,6 +15,7 @@ Inspect ends the sample the way it ends any sample over a limit.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from typing import Any
 
@@ -53,12 +54,12 @@ class InspectChatModel:
         self.model = model
         self.name = name or str(model)  # "provider/model", as Inspect names it
         self.limit: LimitExceededError | None = None
-        self._tools: dict[int, list[Any]] = {}
+        self._tools: dict[str, list[Any]] = {}
 
     def _tool_infos(self, tools: list[dict[str, Any]] | None) -> list[Any]:
         if not tools:
             return []
-        key = id(tools)  # lis passes the same schema list every turn
+        key = json.dumps(tools, sort_keys=True)  # the same schemas every turn: converted once
         if key not in self._tools:
             self._tools[key] = [tool_info(t) for t in tools]
         return self._tools[key]
@@ -73,8 +74,6 @@ class InspectChatModel:
         except LimitExceededError as e:
             self.limit = e
             raise SampleLimitReached(f"the sample's {e.type} limit was reached ({e.message})") from None
-        except ModelError:
-            raise
         except Exception as e:  # noqa: BLE001 - a provider's error after Inspect's own retries
             raise ModelError(f"{self.name} failed: {_one_line(e)}",
                              "check the model, its credentials and --model-base-url (Inspect retried already)") from e

@@ -11,11 +11,12 @@ set F1 over the extracted letters (:mod:`lis.rewards.f1`), as the official RL re
 """
 from __future__ import annotations
 
+import bisect
 import re
 import string
 
 from lis.rewards.base import Score
-from lis.rewards.extract import boxed_contents, strip_thinking
+from lis.rewards.extract import boxed_spans, strip_thinking
 from lis.rewards.f1 import score_set_f1, split_letters
 
 _LIST = r"[A-Za-z](?:\s*(?:,|，|、|and|&)\s*[A-Za-z])*"
@@ -56,12 +57,16 @@ def _parse_list(raw: str, valid: str) -> list[str] | None:
 
 
 def _boxed_letters(text: str, valid: str) -> list[tuple[int, list[str]]]:
+    """(position, letters) per ``\\boxed`` start: the first complete box at or after it (one pass over
+    the text, then a binary search per start: linear-logarithmic, never a rescan per box)."""
     found = []
+    spans = boxed_spans(text)
+    span_starts = [start for start, _ in spans]
     for match in re.finditer(r"\\boxed\s*\{", text):
-        contents = boxed_contents(text[match.start():])
-        if not contents:
+        k = bisect.bisect_left(span_starts, match.start())
+        if k == len(spans):
             continue
-        inner = _WRAPPERS.sub(r"\1", contents[0]).strip().strip("$ ")
+        inner = _WRAPPERS.sub(r"\1", spans[k][1]).strip().strip("$ ")
         m = re.fullmatch(r"\(?\s*(" + _LIST + r")\s*\)?\.?", inner)
         if m:
             letters = _parse_list(m.group(1), valid)
