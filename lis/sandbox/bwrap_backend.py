@@ -2,6 +2,9 @@
 the offline image is built from, read-only, with size-capped tmpfs for /testbed, /tmp, /var/tmp and
 the home folder, in its own user, PID, mount, IPC, UTS and (policy ``none``) network namespaces, as
 the non-root sandbox user, with ``sandboxd`` as PID 1 (``--as-pid-1``) over stdin/stdout pipes.
+As strict as Docker where Docker is strict: no further user namespaces (``--disable-userns``,
+bubblewrap 0.8 or newer: an older one is reported as unusable), and the image's root-only files
+and folders unreadable (:mod:`lis.sandbox.root_only`).
 
 Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup
 v2 subtree); otherwise ``RLIMIT_AS`` per process and ``RLIMIT_NPROC`` (the sandbox user's tasks),
@@ -23,6 +26,8 @@ from pathlib import Path
 
 from lis.sandbox.base import BOOT, ExecResult, Sandbox, SandboxError, _Channel
 from lis.sandbox.cgroups import Cgroup
+from lis.paths import cache_dir
+from lis.sandbox.root_only import deny_sources, root_only_paths
 from lis.sandbox.sandboxd import oom_note
 
 log = logging.getLogger(__name__)
@@ -76,8 +81,8 @@ def bwrap_problem() -> str | None:
     path = bwrap_available()
     if not path:
         return "bwrap not installed"
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--uid", "1000",
-            "--gid", "1000", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
+    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--unshare-user",
+            "--disable-userns", "--uid", "1000", "--gid", "1000", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
     try:
         run = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -102,10 +107,14 @@ class BwrapSandbox(Sandbox):
                                "build it with `lis image build` (image.build: bootstrap, image.keep_rootfs: true), "
                                "or use Docker (sandbox.backend; teacher/grpo.sandbox_backend docker or auto)")
         argv = [bwrap_available() or "bwrap", "--ro-bind", str(root), "/", "--dev", "/dev", "--proc", "/proc"]
+        denied_file, denied_dir = deny_sources(cache_dir() / "bwrap-deny")
+        for path in root_only_paths(root):  # root-only stays root-only: lis/sandbox/root_only.py
+            argv += ["--ro-bind", denied_dir if (root / path.lstrip("/")).is_dir() else denied_file, path]
         for path, mb, mode in ((c.workdir, lim.testbed_mb, "0755"), ("/tmp", lim.tmp_mb, "1777"),
                                ("/var/tmp", lim.var_tmp_mb, "1777"), (c.home, lim.home_mb, "0755")):
             argv += ["--perms", mode, "--size", str(mb << 20), "--tmpfs", path]
-        argv += ["--unshare-all", "--uid", str(c.uid), "--gid", str(c.uid), "--hostname", "sandbox",
+        argv += ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(c.uid), "--gid", str(c.uid),
+                 "--hostname", "sandbox",
                  "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", c.workdir,
                  "--clearenv", "--setenv", "HOME", c.home]
         if c.network == "bridge":

@@ -216,3 +216,21 @@ def test_runaway_background_job_does_not_block_the_next_command(sb):
     t0 = time.monotonic()
     assert sb.exec("echo quick").stdout == "quick\n"
     assert time.monotonic() - t0 < 2
+
+
+def test_no_user_namespaces(sb):
+    """`unshare -r` would make the sandbox user root of a new user namespace (the kernel surface many
+    local privilege escalations start from): refused on both backends."""
+    r = sb.exec("unshare -r id", timeout=20)
+    assert r.exit_code != 0 and "uid=0" not in r.stdout, (r.stdout, r.stderr)
+    r = sb.exec("python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)' && echo made", timeout=20)
+    assert r.exit_code != 0 and "made" not in r.stdout, (r.stdout, r.stderr)
+
+
+def test_root_only_files_are_unreadable(sb):
+    """What only root may read in the image stays unreadable: a root-only file and folder."""
+    r = sb.exec("cat /etc/shadow", timeout=20)
+    assert r.exit_code != 0 and "Permission denied" in r.stderr and "root:" not in r.stdout, (r.stdout, r.stderr)
+    r = sb.exec("ls /root", timeout=20)
+    assert r.exit_code != 0 and "Permission denied" in r.stderr, (r.stdout, r.stderr)
+    assert sb.exec("head -1 /etc/passwd", timeout=20).stdout.startswith("root:")  # what others may read, they read
