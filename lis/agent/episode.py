@@ -13,15 +13,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lis.agent.loop import AgentConfig, run_episode, stopper
+from lis.agent.loop import AgentConfig, ending, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
-from lis.models.base import ChatModel, ContextLengthError, ModelError
+from lis.models.base import ChatModel, ModelError
 from lis.util.text import safe_result
 from lis.prompts import layout, render_prompts
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.sandbox.pool import SandboxPool
 from lis.tasks.schema import Task
-from lis.util import cancel
+from lis.util import cancel, deadline as deadlines
 
 
 def _record(task: Task, model: ChatModel, mode: str, **meta: Any) -> Trajectory:
@@ -38,12 +38,13 @@ def run_vanilla(task: Task, model: ChatModel, cfg: AgentConfig, **meta: Any) -> 
     t0 = time.monotonic()
     try:
         cancel.check()
-        res = model.chat(messages, None, cfg.sampling)
+        with deadlines.scope(until=t0 + cfg.episode_timeout_s):  # the answer cannot take longer than the episode
+            res = model.chat(messages, None, cfg.sampling)
     except (ModelError, cancel.Interrupted) as e:
         if isinstance(e, cancel.Interrupted) or cancel.requested():
             rec.termination = "interrupted"
         else:
-            rec.termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
+            rec.termination = ending(e)
             rec.error = e.one_line()
         rec.messages = messages
         rec.wall_s = time.monotonic() - t0
@@ -55,7 +56,7 @@ def run_vanilla(task: Task, model: ChatModel, cfg: AgentConfig, **meta: Any) -> 
                           completion_tokens=res.usage.completion_tokens, cached_tokens=res.usage.cached_tokens,
                           finish_reason=res.finish_reason, invalid_text=res.invalid_text,
                           completion_ids=res.completion_ids if cfg.keep_token_ids else None,
-                          logprobs=res.logprobs if cfg.keep_token_ids else None))
+                          logprobs=res.logprobs if cfg.keep_token_ids else None, reply_cut=res.reply_cut))
     rec.messages = messages + [msg]
     rec.answer = (msg.get("content") or "").strip()
     rec.termination = "truncated" if res.finish_reason == "length" else "answered"

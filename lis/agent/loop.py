@@ -22,10 +22,10 @@ from lis.agent.parsing import INVALID, parse_text_tool_calls
 from lis.agent.tools.dispatch import ToolOutcome, ToolSettings, execute_tool_call
 from lis.agent.tools.schemas import TOOLS
 from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
-from lis.models.base import ChatModel, ContextLengthError, ModelError, Sampling
+from lis.models.base import ChatModel, ContextLengthError, ModelError, ModelTimeout, Sampling
 from lis.util.text import safe_message, safe_result
 from lis.sandbox.base import Sandbox, SandboxError
-from lis.util import cancel
+from lis.util import cancel, deadline as deadlines
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,14 @@ def first_call_messages(messages: list[dict[str, Any]], cfg: AgentConfig) -> lis
     if cfg.steps_remaining and cfg.max_turns > 0:
         _append_remaining(history[-1], cfg.max_turns)
     return history
+
+
+def ending(e: ModelError) -> str:
+    """How a failed model call ends the episode: over its time (the model call's deadline, the
+    episode's), over its context, or a model error (the server failed)."""
+    if isinstance(e, ModelTimeout):
+        return "timeout"
+    return "token_budget" if isinstance(e, ContextLengthError) else "model_error"
 
 
 def stopper(should_stop: Callable[[], bool] | None) -> Callable[[], bool]:
@@ -108,7 +116,8 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             break
         try:
             _check(stopped)
-            res = model.chat(history, TOOLS, cfg.sampling)
+            with deadlines.scope(until=deadline, stopped=stopped):  # the call cannot outlive the episode
+                res = model.chat(history, TOOLS, cfg.sampling)
         except cancel.Interrupted:
             termination = "interrupted"
             break
@@ -116,7 +125,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
             if stopped():
                 termination = "interrupted"
                 break
-            termination = "token_budget" if isinstance(e, ContextLengthError) else "model_error"
+            termination = ending(e)
             record.error = e.one_line()
             break
         res = safe_result(res)  # invalid Unicode from the model: replaced and counted (lis.util.text)
@@ -139,7 +148,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
                     completion_tokens=res.usage.completion_tokens, cached_tokens=res.usage.cached_tokens,
                     finish_reason=res.finish_reason, text_tool_calls=text_calls, invalid_text=invalid,
                     completion_ids=res.completion_ids if cfg.keep_token_ids else None,
-                    logprobs=res.logprobs if cfg.keep_token_ids else None)
+                    logprobs=res.logprobs if cfg.keep_token_ids else None, reply_cut=res.reply_cut)
         history.append({k2: v for k2, v in msg.items() if v is not None or k2 == "content"})
         since_usage = []
         if not calls:

@@ -46,6 +46,7 @@ class Step:
     completion_ids: list[int] | None = None  # local models only (RL): the exact sampled ids
     logprobs: list[float] | None = None
     invalid_text: int = 0                  # invalid Unicode in the model's output, replaced by U+FFFD
+    reply_cut: int = 0                     # the reply was over the backend's size cap (bytes read, dropped)
 
 
 @dataclass

@@ -110,8 +110,14 @@ def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Com
     wanted = [m.strip() for m in modes.split(",") if m.strip()]
     if not wanted or any(m not in MODES for m in wanted):
         raise LisError(f"--modes {modes!r}: each must be one of {', '.join(MODES)}")
-    if chem_tasks is not None and not chem_tasks.is_file():
-        raise LisError(f"--chem-tasks {chem_tasks} is not a file", "give a task JSONL written by `lis tasks`")
+    if chem_tasks is not None:  # read now: a file that is not a chem task set is refused before anything runs
+        from lis.tasks import read_tasks
+
+        if not chem_tasks.is_file():
+            raise LisError(f"--chem-tasks {chem_tasks} is not a file", "give a task JSONL written by `lis tasks`")
+        found = read_tasks(chem_tasks)
+        if not found or {t.domain for t in found} != {"chem"}:
+            raise LisError(f"--chem-tasks {chem_tasks} holds no chem tasks", "give `lis tasks --domain chem`'s output")
     from lis.sandbox import registry
     from lis.util.log import console
 

@@ -71,6 +71,10 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         output_dir: Path = typer.Option(Path("output"), "--output-dir", help="Results go to OUTPUT/<timestamp>/."),
         max_steps: Optional[int] = typer.Option(None, "--max-steps", max=10000, min=1, help="Turn cap (default agent.max_turns)."),
         temperature: Optional[float] = typer.Option(None, "--temperature", max=10.0, min=0.0, help="Sampling temperature."),
+        timeout_s: Optional[float] = typer.Option(None, "--timeout-s", min=1.0, max=1e7,
+                                                  help="Wall-clock seconds for the episode, model calls included, "
+                                                       "however slowly the server answers (default "
+                                                       "agent.episode_timeout_s)."),
         backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default sandbox.backend)."),
         network: Optional[str] = typer.Option(None, "--network", help="none or bridge (default sandbox.network)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
@@ -113,6 +117,8 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         cfg = dataclasses.replace(cfg, max_turns=max_steps)
     if temperature is not None:
         cfg = dataclasses.replace(cfg, sampling=dataclasses.replace(cfg.sampling, temperature=temperature))
+    if timeout_s is not None:
+        cfg = dataclasses.replace(cfg, episode_timeout_s=timeout_s)
     run_dir = output_dir / dt.datetime.now().strftime("%Y%m%d_%H%M%S")
     files = run_dir / "files"
     task = Task(id="query", domain="general", problem_statement=query, ground_truth="")

@@ -19,6 +19,11 @@ class ModelError(LisError):
     """A model call failed for good (server unreachable after retries, bad request, bad config)."""
 
 
+class ModelTimeout(ModelError):
+    """A model call passed its deadline (:mod:`lis.util.deadline`: the episode's time, a request's
+    ``timeout_s``), however the server was sending: the agent ends the episode as ``timeout``."""
+
+
 class ContextLengthError(ModelError):
     """The conversation no longer fits the model's context window (never retried).
 
@@ -76,6 +81,7 @@ class ChatResult:
     logprobs: list[float] | None = None
     raw: dict[str, Any] | None = None  # the provider's response, for debugging
     invalid_text: int = 0              # invalid Unicode replaced by U+FFFD in this turn (lis.util.text)
+    reply_cut: int = 0                 # the reply was over the backend's size cap: the bytes read, dropped
 
 
 @runtime_checkable

@@ -12,6 +12,19 @@ connection errors and timeouts are retried with exponential backoff and jitter
 request goes once more with ``max_tokens`` cut to the room left (the authors' client does the
 same). Everything else that fails for good raises :class:`ModelError` with one line naming the
 URL and the reason.
+
+Deadlines: a call never outlives the caller's deadline (:mod:`lis.util.deadline`: the agent opens
+one per model call, the episode's remaining time), whatever the server sends. The per-attempt timeout
+is cut to the time left, the body is read in chunks while a watcher shuts the connection down at
+the deadline (a server trickling one byte every few seconds would otherwise hold the call: a read
+timeout is a gap between bytes, not a total), no backoff waits past it, and the call then raises
+:class:`ModelTimeout`. A caller's ``stopped()`` (a client that left ``lis serve``) ends it the same
+way, as ``cancel.Interrupted``.
+
+Upstream faults: a reply that is not JSON, is empty, or is not a chat completion (no choices) is
+retried like a 5xx and then fails as a ModelError naming the server. A reply over ``max_reply_bytes``
+is not read further: the turn's message says it was cut and ``ChatResult.reply_cut`` records how
+much was read (so 20 MB of degenerate output is neither kept nor sent back).
 """
 from __future__ import annotations
 
@@ -19,16 +32,18 @@ import json
 import logging
 import os
 import re
+import socket
+import threading
 import time
 from typing import Any
 
 import openai
 
-from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
+from lis.models.base import ChatResult, ContextLengthError, ModelError, ModelTimeout, Sampling, Usage
 from lis.util.text import safe_result, safe_text, safe_value
 from lis.models.toolcalls import normalize_tool_calls
 from lis.util.urls import EXAMPLE, base_url_problem
-from lis.util import cancel
+from lis.util import cancel, deadline
 from lis.util.retry import Backoff, TryAgain, with_retries
 
 log = logging.getLogger("lis.models.openai")
@@ -44,6 +59,8 @@ _REQUESTED = re.compile(r"requested (?:a total of )?(\d+) tokens", re.I)
 _PROMPT = re.compile(r"(\d+) in the messages|(\d+) input tokens|(\d+) tokens from the input", re.I)
 CONNECT_ATTEMPTS = 3    # a refused connection or an unknown host: tried this often in all (if max_retries allows)
 CONNECT_BACKOFF_MAX_S = 1.0  # ... with at most this long between tries: then it fails (a few seconds, not 30)
+MAX_REPLY_BYTES = 16 << 20  # a reply body past this is not read (models.<name>.max_reply_bytes)
+WATCH_S = 0.1           # how often the deadline watcher looks
 MIN_ROOM = 256          # fewer tokens left than this: the conversation is over (ContextLengthError)
 ROOM_MARGIN = 16        # tokens kept free when max_tokens is cut to the room left
 
@@ -66,10 +83,11 @@ class OpenAIChatModel:
     def __init__(self, name: str, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  sampling: Sampling | None = None, timeout_s: float = 1200.0, max_retries: int = 5,
-                 backoff_s: float = 1.0, backoff_max_s: float = 60.0):
-        if max_retries < 0 or timeout_s <= 0 or backoff_s < 0:
-            raise ModelError(f"model '{name}': max_retries, timeout_s and backoff_s must be positive "
-                             f"(got {max_retries}, {timeout_s}, {backoff_s})", f"fix models.{name}")
+                 backoff_s: float = 1.0, backoff_max_s: float = 60.0, max_reply_bytes: int = MAX_REPLY_BYTES):
+        if max_retries < 0 or timeout_s <= 0 or backoff_s < 0 or max_reply_bytes <= 0:
+            raise ModelError(f"model '{name}': max_retries, timeout_s, backoff_s and max_reply_bytes must be "
+                             f"positive (got {max_retries}, {timeout_s}, {backoff_s}, {max_reply_bytes})",
+                             f"fix models.{name}")
         self.name = name
         self.model = model or name
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -84,6 +102,7 @@ class OpenAIChatModel:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
+        self.max_reply_bytes = int(max_reply_bytes)
         key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s)
         self._backoff = Backoff(backoff_s, backoff_max_s)
@@ -129,9 +148,12 @@ class OpenAIChatModel:
         def once() -> ChatResult:
             nonlocal shrunk
             while True:
+                scope = deadline.current()
+                timeout = self._attempt_timeout(scope)
                 try:
-                    raw_resp = self._client.chat.completions.with_raw_response.create(**body, timeout=self.timeout_s)
-                    resp, invalid = _parse(raw_resp)
+                    resp, invalid = self._bounded(lambda: self._attempt(body, timeout, scope), scope)
+                    if resp is None:  # over max_reply_bytes: not read further
+                        return self._cut(invalid, time.perf_counter() - t0)
                 except openai.APIStatusError as e:
                     reason = _status_reason(e)
                     if _is_context_error(e):
@@ -153,7 +175,9 @@ class OpenAIChatModel:
                                          self._hint(e.status_code)) from None
                     raise TryAgain(reason, retry_after=_retry_after(e)) from None
                 except openai.APITimeoutError:
-                    raise TryAgain(f"no answer within {self.timeout_s:g} s") from None
+                    if scope is not None and scope.expired():
+                        raise self._too_late(scope) from None
+                    raise TryAgain(f"no answer within {timeout:g} s") from None
                 except openai.APIConnectionError as e:  # nothing listens there (or no such host)
                     raise TryAgain(f"connection failed ({_cause(e)})", quick=True) from None
                 except openai.APIError as e:  # e.g. a 200 whose body is not a chat completion
@@ -166,9 +190,123 @@ class OpenAIChatModel:
             return ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {n} "
                               f"attempt{'s' if n > 1 else ''}", self._hint(None))
 
+        scope = deadline.current()
         return with_retries(once, attempts=self.max_retries + 1, backoff=self._backoff, give_up=give_up,
                             what=f"model {self.name} at {self.base_url}", log=log,
-                            quick_attempts=CONNECT_ATTEMPTS, quick_max_s=CONNECT_BACKOFF_MAX_S)
+                            quick_attempts=CONNECT_ATTEMPTS, quick_max_s=CONNECT_BACKOFF_MAX_S,
+                            until=None if scope is None else scope.until,
+                            too_late=lambda reason: self._too_late(scope, reason))
+
+    # -- the call under a deadline -------------------------------------------------------------
+    def _attempt_timeout(self, scope: deadline.Scope | None) -> float:
+        """This attempt's timeout: ``timeout_s``, cut to the time the caller has left. Raises
+        ModelTimeout when none is left, and Interrupted when the caller stopped."""
+        if scope is None:
+            return self.timeout_s
+        if scope.is_stopped():
+            raise cancel.Interrupted("cancelled")
+        left = scope.remaining()
+        if left is None:
+            return self.timeout_s
+        if left <= 0:
+            raise self._too_late(scope)
+        return max(0.05, min(self.timeout_s, left))
+
+    def _too_late(self, scope: deadline.Scope | None, reason: str | None = None) -> ModelTimeout:
+        why = f" (last failure: {reason})" if reason else ""
+        return ModelTimeout(f"model '{self.name}' at {self.base_url}: no complete answer before the deadline{why}",
+                            "the server is slow or stalled (the episode's time limit ran out)")
+
+    def _attempt(self, body: dict[str, Any], timeout: float, scope: deadline.Scope | None) -> tuple[Any, int]:
+        """One request: (the chat completion, invalid UTF-8 pieces replaced), or (None, bytes read) for a
+        reply over ``max_reply_bytes``."""
+        with self._client.chat.completions.with_streaming_response.create(**body, timeout=timeout) as r:
+            data, read = self._read(r, scope)
+        if data is None:
+            return None, read
+        return self._decode(data)
+
+    def _bounded(self, attempt: Any, scope: deadline.Scope | None) -> Any:
+        """``attempt()``, but the caller stops waiting at its deadline (ModelTimeout) or once it stopped
+        (Interrupted), even before the server sent its headers: the attempt then runs on in its own
+        thread until its socket is shut down (the reply's body) or its timeout (at most the time that
+        was left) ends it."""
+        if scope is None or (scope.until is None and scope.stopped is None):
+            return attempt()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["value"] = attempt()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                box["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=work, daemon=True, name="lis-model-call").start()
+        while not done.wait(WATCH_S):
+            if scope.is_stopped():
+                raise cancel.Interrupted("cancelled")
+            if scope.expired():
+                raise self._too_late(scope)
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _read(self, r: Any, scope: deadline.Scope | None) -> tuple[bytes | None, int]:
+        """(the body, bytes read), the body None when it was over ``max_reply_bytes``. The connection is
+        shut down at the caller's deadline or once it stopped (:class:`_Watch`): ModelTimeout /
+        Interrupted. A body that breaks off is retried (TryAgain)."""
+        watch = _Watch(_socket_of(r), scope)
+        chunks: list[bytes] = []
+        size = 0
+        broke: str | None = None
+        try:
+            for chunk in r.iter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    return None, size
+                chunks.append(chunk)
+        except Exception as e:  # noqa: BLE001 - the HTTP library's read errors (the SDK's own httpx fork)
+            broke = f"the reply broke off after {size} bytes ({type(e).__name__}: {' '.join(str(e).split())[:120]})"
+        finally:
+            watch.close()
+        if watch.why == "deadline":
+            raise self._too_late(scope)
+        if watch.why == "stopped":
+            raise cancel.Interrupted("cancelled")
+        if broke:
+            raise TryAgain(broke)
+        return b"".join(chunks), size
+
+    def _decode(self, data: bytes) -> tuple[dict[str, Any], int]:
+        """The body as a chat completion (a dict) and the invalid UTF-8 pieces replaced; TryAgain when
+        it is empty, not JSON or not a chat completion (a server fault, like a 5xx)."""
+        if not data.strip():
+            raise TryAgain("the reply is empty")
+        try:
+            text, invalid = data.decode("utf-8"), 0
+        except UnicodeDecodeError:
+            text, invalid = safe_text(data)
+        try:
+            resp = json.loads(text)
+        except (ValueError, RecursionError) as e:
+            raise TryAgain(f"the reply is not JSON ({getattr(e, 'msg', type(e).__name__)}: "
+                           f"{safe_text(text[:80])[0]!r})") from None
+        if not isinstance(resp, dict) or not isinstance(resp.get("choices"), list) or not resp["choices"]:
+            what = type(resp).__name__ if not isinstance(resp, dict) else "an object without choices"
+            raise TryAgain(f"the reply is not a chat completion ({what})")
+        return resp, invalid
+
+    def _cut(self, read: int, latency_s: float) -> ChatResult:
+        """The turn of a reply over ``max_reply_bytes``: nothing of it is kept, and the turn says so."""
+        log.warning("model %s at %s: a reply over %d bytes was not read further (models.%s.max_reply_bytes)",
+                    self.name, self.base_url, self.max_reply_bytes, self.name)
+        note = (f"[lis: your reply was longer than {self.max_reply_bytes} bytes and was cut: none of it was kept. "
+                "Answer in shorter turns.]")
+        return ChatResult(message={"role": "assistant", "content": note}, usage=Usage(), latency_s=latency_s,
+                          finish_reason="length", reply_cut=read)
 
     def _hint(self, status: int | None) -> str:
         if status in (401, 403):
@@ -211,17 +349,39 @@ class OpenAIChatModel:
                                       invalid_text=invalid))
 
 
-def _parse(raw_resp: Any) -> tuple[Any, int]:
-    """(the parsed response, invalid pieces replaced). A body that is not valid UTF-8 (which the SDK
-    cannot parse: ``UnicodeDecodeError``) is decoded with U+FFFD for each bad piece and read as JSON."""
+def _socket_of(r: Any) -> socket.socket | None:
+    """The socket under a streaming response (httpx's network stream), or None."""
     try:
-        return raw_resp.parse(), 0
-    except UnicodeDecodeError:
-        text, invalid = safe_text(raw_resp.content)
-        try:
-            return json.loads(text), invalid
-        except ValueError:
-            return text, invalid
+        stream = r.http_response.extensions.get("network_stream")
+        return stream.get_extra_info("socket") if stream is not None else None
+    except Exception:  # noqa: BLE001 - another transport: no watcher, the read timeout still bounds each read
+        return None
+
+
+class _Watch:
+    """Shuts ``sock`` down (which ends a read blocked on it) once the scope's deadline passes or the
+    caller stopped; ``why`` says which. Closing a response from another thread does not end a
+    blocked read; shutting its socket down does."""
+
+    def __init__(self, sock: socket.socket | None, scope: deadline.Scope | None):
+        self.why: str | None = None
+        self._done = threading.Event()
+        if sock is not None and scope is not None and (scope.until is not None or scope.stopped is not None):
+            threading.Thread(target=self._run, args=(sock, scope), daemon=True, name="lis-model-watch").start()
+
+    def _run(self, sock: socket.socket, scope: deadline.Scope) -> None:
+        while not self._done.wait(WATCH_S):
+            why = "deadline" if scope.expired() else ("stopped" if scope.is_stopped() else None)
+            if why:
+                self.why = why
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+
+    def close(self) -> None:
+        self._done.set()
 
 
 def _reasoning(msg: dict[str, Any]) -> str | None:

@@ -21,7 +21,7 @@ from lis.models.base import ChatModel, ModelError, Sampling
 BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
 BACKEND_KEYS = {
-    "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "serve"},
+    "openai": {"model", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_reply_bytes", "serve"},
     "local": {"model", "path", "device", "dtype", "seed", "max_context", "max_batch", "max_batch_tokens",
               "prefix_cache_mb"},
     "scripted": {"replies"},
@@ -54,13 +54,14 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                          f"a {backend} entry takes {', '.join(sorted(allowed))}")
     sampling = sampling_from(name, spec.get("sampling"))
     if backend == "openai":
-        from lis.models.openai_compat import OpenAIChatModel
+        from lis.models.openai_compat import MAX_REPLY_BYTES, OpenAIChatModel
 
         return OpenAIChatModel(name, model=spec.get("model"), base_url=spec.get("base_url"),
                                api_key_env=spec.get("api_key_env", "OPENAI_API_KEY"), sampling=sampling,
                                timeout_s=float(spec.get("timeout_s", 1200)),
                                max_retries=int(spec.get("max_retries", 5)),
-                               backoff_s=float(spec.get("backoff_s", 1.0)))
+                               backoff_s=float(spec.get("backoff_s", 1.0)),
+                               max_reply_bytes=int(spec.get("max_reply_bytes", MAX_REPLY_BYTES)))
     if backend == "scripted":
         from lis.models.scripted import ScriptedModel
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from typing import Callable, TypeVar
 
 from lis.util import cancel
@@ -59,12 +60,15 @@ class Backoff:
 
 def with_retries(once: Callable[[], T], *, attempts: int, backoff: Backoff, give_up: Callable[[str, int], Exception],
                  what: str, log: logging.Logger, quick_attempts: int | None = None,
-                 quick_max_s: float | None = None) -> T:
+                 quick_max_s: float | None = None, until: float | None = None,
+                 too_late: Callable[[str], Exception] | None = None) -> T:
     """``once()``'s result, calling it again (after a wait) each time it raises :class:`TryAgain`, at
     most ``attempts`` times in all (and at most ``quick_attempts`` quick failures, waiting at most
     ``quick_max_s`` after one). Each retry is logged as a warning "<what>: <reason> (attempt i/n);
-    retrying in s". After the last attempt raises ``give_up(reason, attempts made)``. Raises
-    ``cancel.Interrupted`` once cancelled, and whatever else ``once`` raises, unchanged."""
+    retrying in s". After the last attempt raises ``give_up(reason, attempts made)``; with a deadline
+    ``until`` (``time.monotonic()`` seconds), a wait that would end past it raises ``too_late(reason)``
+    instead (default: ``give_up``). Raises ``cancel.Interrupted`` once cancelled, and whatever else
+    ``once`` raises, unchanged."""
     attempt, quick = 1, 0
     while True:
         cancel.check()
@@ -81,6 +85,8 @@ def with_retries(once: Callable[[], T], *, attempts: int, backoff: Backoff, give
             if quick_max_s is not None:
                 delay = min(delay, quick_max_s)
             total = min(attempts, attempt - quick + quick_attempts)
+        if until is not None and time.monotonic() + delay >= until:  # no time for another attempt
+            raise (too_late(failure.reason) if too_late else give_up(failure.reason, attempt)) from None
         log.warning("%s: %s (attempt %d/%d); retrying in %.1f s", what, failure.reason, attempt, total, delay)
         cancel.sleep(delay)
         attempt += 1

@@ -11,7 +11,8 @@ import pytest
 
 from lis.models.scripted import assistant, tool_call
 from lis.models.server import ChatServer
-from tests.conftest import BIN, ROOT
+from tests.conftest import BIN, ROOT, run
+from tests.inspect_provider.conftest import inspect_containers
 from tests.inspect_tasks.conftest import inspect_env, lis_containers
 from tests.inspect_tasks.replay import ReplayModel, bash
 
@@ -26,7 +27,10 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
                                           assistant(None, tool_call("submit", {}, f"d{i}"))]
                for i, t in enumerate(tasks)}
     model = ReplayModel(scripts)
-    before = set(lis_containers())
+    def provider_containers() -> set[str]:  # the eval's sandboxes (the provider labels its runs inspect-…)
+        return {c["Id"][:12] for c in inspect_containers()}
+
+    before = provider_containers()
     with ChatServer(model) as srv:
         proc = subprocess.Popen(
             [str(BIN / "inspect"), "eval", "lis/math", "--model", "openai-api/replay/replay", "-T", "mode=sandbox",
@@ -35,27 +39,30 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
              "--display", "plain"],
             cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}"},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        ended = None
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:  # mid-run: the ci profile's 2 sandboxes are busy with `sleep 90`
                 busy = {marker for marker, turn, _ in list(model.calls) if turn == 0}  # the third sample waits
-                if len(busy) >= 2 and len(set(lis_containers()) - before) >= 2:
+                if len(busy) >= 2 and len(provider_containers() - before) >= 2:
                     break
                 assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
                 time.sleep(0.2)
             else:
                 raise AssertionError("the samples never got busy")
             time.sleep(2)  # the commands are running in the sandboxes
-            running = set(lis_containers()) - before
+            running = provider_containers() - before
             assert running, "no sandbox was running at the interrupt"
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to a terminal's foreground group
             time.sleep(10)
-            left = set(lis_containers()) - before
+            left = (provider_containers() - before) | set(lis_containers())
             ended = proc.poll()
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
             output = proc.communicate(timeout=60)[0].decode(errors="replace")
+            if ended is None:  # killed: nothing of it could clean up; the orphans go, as `lis sandbox cleanup` does
+                run(["lis", "sandbox", "cleanup"], check=False)
     assert ended is not None, f"inspect eval still running 10 s after SIGINT:\n{output[-3000:]}"
     assert not left, f"containers left 10 s after SIGINT: {sorted(left)}\n{output[-3000:]}"
     from inspect_ai.log import read_eval_log

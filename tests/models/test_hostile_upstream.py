@@ -1,0 +1,156 @@
+"""What lis does when the model server misbehaves (tests/hostile_server.py), through the real commands:
+`lis run`, `lis eval run` and `lis serve` against a stdlib server that trickles, hangs, fails, answers
+garbage or too much. Each case: the outcome, the steps kept, bounded time, and no sandbox left."""
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.request
+
+import pytest
+import yaml
+
+from tests.conftest import run
+from tests.hostile_server import HostileServer
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+# behaviour → (termination, turns) of `lis run` when the behaviour answers the first call and a valid
+# reply (write the answer, submit) every later one
+AFTER_ONE = {
+    "500": ("submitted", 1),            # retried, then answered
+    "invalid_json": ("submitted", 1),   # retried like a 5xx (it used to end `lis run` as a user's bad input)
+    "empty": ("submitted", 1),
+    "empty_choices": ("submitted", 1),
+    "huge": ("submitted", 2),           # 20 MB: not read past the cap, the turn says so, the next one submits
+    "many_calls": ("submitted", 2),     # 200 calls in one turn: each runs
+    "bad_arguments": ("submitted", 2),  # the model is told its arguments are not JSON
+    "non_utf8": ("submitted", 2),       # invalid UTF-8 replaced and counted
+    "text": ("submitted", 2),           # no tool call: the reminder
+    "submit": ("submitted", 1),
+}
+
+
+def _lis_run(url: str, tmp_path, *extra: str, timeout: int = 120):
+    t0 = time.monotonic()
+    r = run(["lis", "run", "--model", "hostile", "--base-url", url, "--profile", "ci", "--query", "write 42",
+             "--output-dir", str(tmp_path), *extra], check=False, timeout=timeout)
+    wall = time.monotonic() - t0
+    (run_dir,) = list(tmp_path.iterdir())
+    return r, wall, json.loads((run_dir / "trajectory.json").read_text()), run_dir
+
+
+@pytest.mark.parametrize("behaviour", sorted(AFTER_ONE))
+def test_lis_run_survives_a_bad_first_reply(behaviour, tmp_path, image_tag):
+    with HostileServer([behaviour, "submit"]) as srv:
+        r, wall, traj, run_dir = _lis_run(srv.base_url, tmp_path)
+    termination, turns = AFTER_ONE[behaviour]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (traj["termination"], traj["turns"]) == (termination, turns), (traj["termination"], traj["turns"], traj["error"])
+    assert traj["answer"] == "42" and wall < 60
+    first = traj["steps"][0]
+    if behaviour in ("500", "invalid_json", "empty", "empty_choices"):
+        assert srv.served[:2] == [behaviour, "submit"]
+        assert "retrying" in r.stderr and srv.base_url in r.stderr, r.stderr  # the warning names the server
+    if behaviour == "huge":
+        assert first["reply_cut"] > 16 << 20 and "was cut" in first["content"]
+        assert (run_dir / "trajectory.json").stat().st_size < 1 << 20  # not kept, not sent back
+    if behaviour == "many_calls":
+        assert len(first["calls"]) == 200 and all(c["exit_code"] == 0 for c in first["calls"])
+    if behaviour == "bad_arguments":
+        assert first["calls"][0]["error"] == "bad_json" and "not valid JSON" in first["calls"][0]["observation"]
+    if behaviour == "non_utf8":
+        assert first["invalid_text"] > 0 and "\ufffd" in first["content"]
+
+
+@pytest.mark.parametrize("behaviour", ["trickle", "hang"])
+def test_a_stalling_server_cannot_hold_lis_run_past_its_time(behaviour, tmp_path, image_tag):
+    """One byte every 5 s (a read timeout never fires), or no answer at all: the episode ends at its
+    20 s, as timeout, with its record and answer file kept."""
+    with HostileServer([behaviour], gap_s=5.0) as srv:
+        r, wall, traj, run_dir = _lis_run(srv.base_url, tmp_path, "--timeout-s", "20")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert traj["termination"] == "timeout" and "deadline" in traj["error"], traj
+    assert 19 <= traj["wall_s"] <= 25 and wall <= 30, (traj["wall_s"], wall)
+    assert (run_dir / "answer.txt").exists()
+
+
+def test_a_server_that_never_answers_well_ends_lis_run_as_a_model_error(tmp_path, repo_copy, image_tag):
+    """Garbage on every attempt: a model error naming the server, exit 3, the record written."""
+    with HostileServer(["invalid_json"]) as srv:
+        params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+        params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
+                                       "api_key_env": "NO_KEY", "max_retries": 2, "backoff_s": 0.1}
+        (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        r = run(["lis", "run", "--model", "hostile", "--profile", "ci", "--query", "write 42", "--output-dir",
+                 str(tmp_path / "out")], cwd=repo_copy, check=False, timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    (run_dir,) = list((tmp_path / "out").iterdir())
+    traj = json.loads((run_dir / "trajectory.json").read_text())
+    assert traj["termination"] == "model_error" and "is not JSON" in traj["error"] and srv.base_url in traj["error"]
+    assert srv.served == ["invalid_json"] * 3  # 1 + max_retries attempts
+
+
+def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
+    """Two tasks, one at a time: the first meets garbage on every attempt (a model error, retried on a
+    later run), the second a trickle that outlasts the episode (timeout), and the job still finishes
+    with both recorded; then a third run of the first gets a good answer."""
+    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", "2", "--out", "data/tasks/math.jsonl"],
+        cwd=repo_copy)
+    with HostileServer(["invalid_json", "invalid_json", "trickle", "submit"], gap_s=4.0) as srv:
+        params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+        params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
+                                       "api_key_env": "NO_KEY", "max_retries": 1, "backoff_s": 0.1}
+        params["eval"]["max_error_share"] = 1.0
+        (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        overlay = repo_copy / "workflow/params/ci.yaml"  # the profile's episode time wins over params.yaml's
+        ci = yaml.safe_load(overlay.read_text())
+        ci["agent"]["episode_timeout_s"] = 15
+        overlay.write_text(yaml.safe_dump(ci, sort_keys=False))
+        job = ["lis", "eval", "run", "--model", "hostile", "--domain", "math", "--mode", "sandbox", "--profile", "ci",
+               "--workers", "1"]
+        t0 = time.monotonic()
+        run(job, cwd=repo_copy, timeout=180)
+        wall = time.monotonic() - t0
+        m = json.loads((repo_copy / "data/eval/hostile/math/sandbox/metrics.json").read_text())
+        assert m["n"] == 2 and m["terminations"] == {"model_error": 1, "timeout": 1}, m
+        assert m["errors"] == 1 and m["scored"] == 1 and wall < 60, (m, wall)
+        run(job, cwd=repo_copy, timeout=180)  # the errored episode runs again (and gets an answer), only it
+        assert srv.served == ["invalid_json", "invalid_json", "trickle", "submit"], srv.served
+    m = json.loads((repo_copy / "data/eval/hostile/math/sandbox/metrics.json").read_text())
+    assert m["terminations"] == {"submitted": 1, "timeout": 1} and m["errors"] == 0, m
+
+
+def _post(url: str, body: dict, timeout: float) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def test_lis_serve_applies_the_requests_timeout_and_frees_a_left_slot(tmp_path, image_tag):
+    from tests.serve.server import serving
+
+    with HostileServer(["trickle", "hang", "invalid_json", "submit"], gap_s=3.0) as srv, \
+            serving(srv.base_url, tmp_path) as served:
+        url = f"{served.base_url}/chat/completions"
+        ask = {"model": "lis-agent", "messages": [{"role": "user", "content": "write 42"}]}
+        t0 = time.monotonic()
+        out = _post(url, {**ask, "lis": {"timeout_s": 10}}, timeout=60)  # upstream trickles
+        assert time.monotonic() - t0 < 16, time.monotonic() - t0
+        assert out["lis"]["termination"] == "timeout", out["lis"]
+        # a client that leaves while the upstream hangs: its slot is free again within seconds
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=3)
+        try:
+            conn.request("POST", "/v1/chat/completions", body=json.dumps({**ask, "lis": {"timeout_s": 300}}),
+                         headers={"Content-Type": "application/json"})
+            with pytest.raises(OSError):
+                conn.getresponse()  # the upstream hangs: no answer in 3 s
+        finally:
+            conn.close()  # the client leaves
+        t1 = time.monotonic()
+        while served.health()["running"] and time.monotonic() - t1 < 15:
+            time.sleep(0.2)
+        assert served.health()["running"] == 0, served.health()
+        out = _post(url, ask, timeout=60)  # garbage, retried, then an answer
+        assert out["lis"]["termination"] == "submitted", out["lis"]
