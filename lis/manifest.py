@@ -51,7 +51,8 @@ def stage_manifest(stage: str, root: Path, profile: str, params_hash: str, wall_
 
 
 def write_json(path: str | Path, obj: Any) -> Path:
-    """Write JSON atomically (temporary file + rename), creating the parent folder."""
+    """Write JSON atomically (temporary file + rename), creating the parent folder; strictly: a
+    number that is not finite is written as null (:func:`finite`)."""
     path = Path(path)
     if path.is_dir():
         from lis.errors import LisError
@@ -59,7 +60,10 @@ def write_json(path: str | Path, obj: Any) -> Path:
         raise LisError(f"{path} is a folder, not a file", f"give the file to write, e.g. {path / ('out' + (path.suffix or '.json'))}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    from lis.util.jsonl import finite
+
+    tmp.write_text(json.dumps(finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
+                   encoding="utf-8")
     tmp.replace(path)
     return path
 

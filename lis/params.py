@@ -12,6 +12,7 @@ stage only when a param it reads changes.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,9 +115,32 @@ def _describe(err, schema: dict) -> str:
     return f"{where}: {err.message}"
 
 
+def _non_finite(obj: Any, path: tuple = ()) -> tuple | None:
+    """The key path of the first number that is not finite (YAML's ``.nan``, ``.inf``), or None."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, list):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        found = _non_finite(v, (*path, k))
+        if found is not None:
+            return found
+    return None
+
+
 def validate(data: dict, schema: dict, source: str) -> None:
-    """Raise ParamsError naming the first invalid key of ``data`` (and how many more there are)."""
+    """Raise ParamsError naming the first invalid key of ``data`` (and how many more there are). A
+    number that is not finite is refused wherever it is (JSON schema's ``number`` admits NaN)."""
     from jsonschema import Draft202012Validator
+
+    bad = _non_finite(data)
+    if bad is not None:
+        raise ParamsError(f"{source}: {_fmt_path(bad)}: not a finite number",
+                          f"fix {source}; give a number (YAML .nan and .inf are not)")
 
     errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     if errors:

@@ -94,15 +94,18 @@ class Trajectory:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Trajectory":
-        d = dict(d)
+    def from_dict(cls, d: dict[str, Any], where: str = "trajectory record") -> "Trajectory":
+        """The episode of a record, validated (:class:`lis.records.TrajectoryRecord`: types, finite
+        non-negative times and counts, a reward in [0, 1]); raises :class:`lis.records.RecordError`
+        naming ``where`` and the field."""
+        from lis.records import TrajectoryRecord, check
+
+        d = check(TrajectoryRecord, d, where=where)
         steps = []
         for s in d.pop("steps", []):
-            s = dict(s)
             s["calls"] = [ToolCallRecord(**c) for c in s.get("calls", [])]
             steps.append(Step(**s))
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known}, steps=steps)
+        return cls(**d, steps=steps)
 
     def totals(self) -> None:
         """Recompute the token and time totals from the steps."""

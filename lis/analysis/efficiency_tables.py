@@ -21,6 +21,7 @@ import numpy as np
 from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, rng_for, rounded
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
 from lis.errors import LisError
+from lis.records import RecordError, TrajectoryRecord, check
 from lis.util.jsonl import iter_jsonl
 
 TOKEN_FIELDS = ("prompt", "model", "env", "total", "billed_total")
@@ -51,7 +52,10 @@ def load_episodes(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[Epi
             try:
                 if "steps" not in rec or "mode" not in rec:
                     raise ValueError("not a trajectory record (no steps/mode)")
+                check(TrajectoryRecord, rec, where=f"efficiency input {path} line {lineno}")
                 episodes.append(episode_efficiency(rec))
+            except RecordError as e:
+                raise LisError(str(e), hint) from None
             except (ValueError, TypeError, AttributeError) as e:
                 raise LisError(f"efficiency input {path} line {lineno} is not a trajectory record: "
                                f"{' '.join(str(e).split())[:160]}", hint) from None

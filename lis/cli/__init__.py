@@ -79,8 +79,21 @@ app.command("throughput")(_throughput.throughput)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point (``lis``): exits with :func:`run_cli`'s status."""
+    """Entry point (``lis``): exits with :func:`run_cli`'s status. SIGINT and SIGTERM are the same for
+    every command: what runs stops (sandboxes removed, nothing new started, what finished kept), one
+    line says where it got to, and the status is 130 / 143."""
+    from lis.sandbox import registry
+
+    registry.install_signal_handlers()
     sys.exit(run_cli(argv))
+
+
+def interrupted_line() -> str:
+    """ "interrupted at <how far the work got>; run again to resume" (``lis.util.progress.at``)."""
+    from lis.util import progress
+
+    where = progress.where()
+    return f"interrupted{f' at {where}' if where else ''}; run again to resume"
 
 
 def run_cli(argv: list[str] | None = None) -> int:
@@ -90,8 +103,12 @@ def run_cli(argv: list[str] | None = None) -> int:
     (a wrong option or param, a path that cannot be read or written, a file that is not what it
     should be: :class:`LisError` and the errors of reading an input), status 1 for a bug in lis. The
     traceback goes to the stage's log file (``--log``), and to the terminal with ``LIS_DEBUG=1``.
+    A signal (SIGINT, SIGTERM) ends it with 128 + the signal's number and one line
+    (:func:`interrupted_line`), whatever the command raised on its way out (Lightning's exit 1 on
+    Ctrl-C, its exit 0 on SIGTERM).
     """
     from lis.cli import boundary
+    from lis.util import cancel
 
     args = list(sys.argv[1:] if argv is None else argv)
     command = typer.main.get_command(app)
@@ -101,7 +118,9 @@ def run_cli(argv: list[str] | None = None) -> int:
     try:
         code = boundary.exit_code(command.main(args=args, prog_name="lis", standalone_mode=False))
     except LisError as e:
-        return boundary.report(e.one_line(), 2)
+        if cancel.signal_number() is None:
+            return boundary.report(e.one_line(), 2)
+        code = 2
     except boundary.click_exceptions.ClickException as e:
         return boundary.usage(e)
     except typer.Abort:
@@ -111,13 +130,15 @@ def run_cli(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
     except BaseException as e:  # noqa: BLE001 - the boundary: nothing escapes as a traceback
-        return boundary.unexpected(e, args)
-    from lis.util import cancel
-
-    if code == 130 or cancel.requested():  # Ctrl-C or SIGTERM: a prompt exit
+        if cancel.signal_number() is None:
+            return boundary.unexpected(e, args)
+        code = 1
+    signum = cancel.signal_number()
+    if signum is not None or code == 130 or cancel.requested():  # Ctrl-C or SIGTERM: a prompt exit
         from lis.sandbox import registry
 
-        if code == 130:
-            print("interrupted", file=sys.stderr)
+        if signum is not None or code == 130:
+            code = 128 + (signum or 2)
+            print(interrupted_line(), file=sys.stderr)
         registry.hard_exit(code)  # worker threads blocked in a model call must not hold the exit
     return code

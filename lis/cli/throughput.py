@@ -35,7 +35,7 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
             if len(got) == n:
                 break
             try:
-                got.append(Task.from_dict(row))
+                got.append(Task.from_dict(row, where=f"{path} line {lineno}"))
             except (ValueError, KeyError, TypeError) as e:
                 raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})", hint) from None
         if not got:

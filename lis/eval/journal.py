@@ -80,7 +80,7 @@ class Journal:
             if task_hashes is not None and d.get("task_hash") != task_hashes.get(d.get("task_id")):
                 continue
             try:
-                rec = Trajectory.from_dict(d)
+                rec = Trajectory.from_dict(d, where=f"journal {self.path} line {n}")
             except Exception as e:  # noqa: BLE001 - a JSON object of the wrong shape: as if absent
                 log.warning("journal %s: line %d is not an episode record (%s: %s); ignored, its episode runs "
                             "again", self.path, n, type(e).__name__, str(e)[:200])

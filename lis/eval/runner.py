@@ -32,6 +32,7 @@ from lis.manifest import write_json
 from lis.runtime import agent_config, episode_seed, model_spec, sandbox_config
 from lis.tasks.schema import Task
 from lis.util import cancel
+from lis.util.progress import at as note_progress
 from lis.util.jsonl import iter_jsonl, read_text, write_jsonl
 
 log = logging.getLogger("lis.eval")
@@ -61,6 +62,7 @@ class _Progress:
         if rec.termination == INTERRUPTED:
             return
         self.done += 1
+        note_progress(f"{self.name}: episode {self.done}/{self.total}")
         if rec.reward is not None:
             self.rewards.append(rec.reward)
         else:
@@ -84,19 +86,37 @@ def _error_record(task: Task, job: EvalJob, termination: str, error: str | None 
                       error=error, **{k: v for k, v in meta.items() if k in known})
 
 
-def read_task_rows(path: Path) -> tuple[list[Task], list[tuple[str, str]]]:
-    """Tasks of a JSONL, leniently: a row that is not a valid Task becomes (id, problem) instead of
+def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], list[tuple[str, str]]]:
+    """Tasks of a JSONL, leniently: a row that is not a valid Task (:class:`lis.records.TaskRecord`:
+    a null id, a list as gold, a document name outside /testbed/documents, ...), a second row with an
+    id already seen, or (``domain`` given) a task of another domain becomes (id, problem) instead of
     ending the job. Raises LisError only when the file itself is missing or not text."""
+    from lis.tasks.domains import base_domain
+
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
     text = read_text(path, hint="give a JSONL file written by `lis tasks`")
     good, bad, skipped = [], [], []
+    seen: set[str] = set()
     for n, row in iter_jsonl(text, mode="tolerant", where=str(path), skipped=skipped):
+        rid = row.get("id")
+        rid = str(rid) if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid) else f"line{n}"
         try:
-            good.append(Task.from_dict(row))
+            task = Task.from_dict(row, where=f"line {n}")
         except Exception as e:  # noqa: BLE001 - any malformed row
-            bad.append((n, str(row.get("id") or f"line{n}"), f"{type(e).__name__}: {e}"))
-    bad += [(n, f"line{n}", why) for n, why in skipped]  # not JSON objects: kept as errors, not dropped
+            why = str(e) if isinstance(e, LisError) else f"line {n}: {type(e).__name__}: {e}"
+            bad.append((n, rid if rid not in seen else f"line{n}", why))
+            continue
+        if task.id in seen:
+            bad.append((n, f"line{n}", f"line {n}: task id {task.id!r} repeats an earlier row (repeats are a runner "
+                                       f"setting, not rows)"))
+            continue
+        if domain is not None and base_domain(task.domain) != base_domain(domain):
+            bad.append((n, task.id, f"line {n}: a {task.domain} task in the {domain} job"))
+            continue
+        seen.add(task.id)
+        good.append(task)
+    bad += [(n, f"line{n}", f"line {n}: {why}") for n, why in skipped]  # not JSON objects: kept as errors, not dropped
     return good, [(rid, why) for _, rid, why in sorted(bad, key=lambda b: b[0])]
 
 
@@ -120,7 +140,7 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
     from lis.sandbox.pool import SandboxPool
 
     t0 = time.monotonic()
-    tasks, bad_rows = read_task_rows(tasks_path)
+    tasks, bad_rows = read_task_rows(tasks_path, job.domain)
     if limit is not None:
         tasks = tasks[:limit]
     spec = model_spec(params, job.model)

@@ -82,7 +82,7 @@ def _records(job: Path) -> list[Trajectory]:
     for n, row in iter_jsonl(text, mode="strict", where=str(job / TRAJECTORIES),
                              hint="the file is not one `lis eval run` wrote"):
         try:
-            records.append(Trajectory.from_dict(row))
+            records.append(Trajectory.from_dict(row, where=f"{job / TRAJECTORIES} line {n}"))
         except (TypeError, ValueError, KeyError) as e:
             raise LisError(f"{job / TRAJECTORIES} line {n} is not a trajectory record ({type(e).__name__}: {e})",
                            "give a job folder that `lis eval run` wrote") from None

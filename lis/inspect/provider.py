@@ -103,6 +103,8 @@ class LisSandboxEnvironment(SandboxEnvironment):
                    env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
         self._check_user(user)
+        if not cmd or not str(cmd[0]):
+            raise ValueError("exec needs a command: the argument list is empty")  # was an I/O error from sandboxd
         stdin = input.encode("utf-8") if isinstance(input, str) else input
         limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE  # now: a context variable of this call
         try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.records import MetricsRecord, TrajectoryRecord, check
 from lis.report.cells import Formatter
 from lis.report.inputs import REFERENCE, Job, Reader, ReportInputs
 from lis.report.learning_check import paired
@@ -64,14 +65,21 @@ class Context:
     def metrics(self, model: str, domain: str, mode: str) -> dict[str, Any] | None:
         """The job's metrics.json, or None when the params call for no such job."""
         job = self.inputs.job(model, domain, mode)
-        return None if job is None else self.reader.json(job.metrics)
+        if job is None:
+            return None
+        m = self.reader.json(job.metrics)
+        check(MetricsRecord, m, where=f"{job.metrics} is not a job's metrics")  # no 750 % accuracy, no text n
+        return m
 
     def records(self, model: str, domain: str, mode: str) -> list[dict[str, Any]]:
         job = self.inputs.job(model, domain, mode)
         if job is None:
             return []
         if job not in self._records:
-            self._records[job] = self.reader.jsonl(job.trajectories)
+            rows = self.reader.jsonl(job.trajectories)
+            for n, row in enumerate(rows, 1):
+                check(TrajectoryRecord, row, where=f"{job.trajectories} record {n}")
+            self._records[job] = rows
         return self._records[job]
 
     def job_files(self, model: str, domain: str, mode: str) -> list[str]:

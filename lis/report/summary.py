@@ -15,17 +15,15 @@ def load_metrics(root: Path) -> list[dict[str, Any]]:
     file when one is not a job's metrics (not JSON, or without its model, domain, mode and numbers)."""
     from lis.manifest import read_json
 
+    from lis.records import MetricsRecord, RecordError, check
+
     out = []
     for p in sorted(Path(root).glob("*/*/*/metrics.json")):
         m = read_json(p, expect=dict)
-        bad = [k for k in ("model", "domain", "mode") if not isinstance(m.get(k), str)]
-        bad += [k for k in ("accuracy", "n", "scored", "errors")
-                if m.get(k) is not None and (isinstance(m[k], bool) or not isinstance(m[k], (int, float)))]
-        if bad:
-            from lis.errors import LisError
-
-            raise LisError(f"{p} is not a job's metrics (bad or missing: {', '.join(bad)})",
-                           "rerun that job (lis eval run) or remove the file")
+        try:
+            check(MetricsRecord, m, where=f"{p} is not a job's metrics")
+        except RecordError as e:
+            raise RecordError(str(e), "rerun that job (lis eval run) or remove the file") from None
         out.append(m)
     return out
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from lis.errors import LisError
+from lis.records import RecordError, TrajectoryRecord, check
 from lis.report.viewer_episode import episode_page
 from lis.report.viewer_index import OUTCOMES, Row, index_page, job_page, job_summary_row
 from lis.util.jsonl import iter_jsonl
@@ -103,6 +104,11 @@ def load(inputs: Iterable[Path | str]) -> Loaded:
         for n, rec in iter_jsonl(text, mode="tolerant", where=str(f), skipped=skipped):
             if "task_id" not in rec or "model" not in rec:
                 skipped.append((n, "not a trajectory record (no task_id/model)"))
+                continue
+            try:
+                check(TrajectoryRecord, rec, where="a trajectory record")  # the page trusts the types
+            except RecordError as e:
+                skipped.append((n, str(e).removeprefix("a trajectory record: ")))
                 continue
             out.records.append(rec)
         out.problems += [f"{f}:{n}: {why}; skipped" for n, why in sorted(skipped)]

@@ -57,7 +57,7 @@ def _handler(signum, frame):
     thread unwind (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second
     signal: remove our sandboxes and exit at once."""
     again = cancel.requested()
-    cancel.request()
+    cancel.request(signum)
     n = close_all()
     if n:
         log.warning("signal %s: removed %d sandbox(es)", signal.Signals(signum).name, n)

@@ -143,6 +143,16 @@ def _tasks():
     return n
 
 
+def _shell_session():
+    """The session of the agent's persistent shell (None when it is not running): its processes are
+    never a ``run`` call's to kill."""
+    proc = SHELL.proc if SHELL is not None else None
+    if proc is None or proc.poll() is not None:
+        return None
+    st = _proc_stat(proc.pid)
+    return st[2] if st is not None else None
+
+
 def _kill_until_gone(select, rounds=20):
     """SIGKILL the live processes ``select(pid, (ppid, pgrp, session))`` picks (never ourselves),
     again and again while new ones appear (a fork bomb forks while we kill). Returns how many
@@ -553,6 +563,7 @@ class Runner:
         timeout = h.get("timeout")
         max_output = int(h.get("max_output") or (10 << 20))
         t0 = time.monotonic()
+        before = set(_pids())  # what ran before this call: never this call's to kill
         if not os.path.isdir(cwd):
             return {"ok": True, "exit_code": 1, "timed_out": False, "output_limited": False,
                     "duration_s": 0.0}, (b"", f"cannot change to directory {cwd}: No such directory\n".encode())
@@ -637,9 +648,10 @@ class Runner:
         finally:
             if pidfd is not None:
                 os.close(pidfd)
-        if timed_out or limited:
+        if timed_out or limited:  # its session, and what it started that left the session (setsid, nohup)
             sid = proc.pid
-            _kill_until_gone(lambda pid, st: st[2] == sid)
+            shell = _shell_session()
+            _kill_until_gone(lambda pid, st: st[2] == sid or (pid not in before and st[2] != shell))
         code = proc.returncode if proc.returncode is not None else _wait(proc, 5)
         for f in (proc.stdin, proc.stdout, proc.stderr):
             try:

@@ -44,6 +44,8 @@ async def _read_json(request: Request, limit: int) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise bad_request(f"the body is not valid JSON ({e.msg if hasattr(e, 'msg') else e}); send a chat "
                           "completion request as application/json") from None
+    except RecursionError:  # thousands of nested brackets: the client's fault, not ours
+        raise bad_request("the body is nested too deep to be a chat completion request") from None
 
 
 def create_app(state: ServeState) -> FastAPI:

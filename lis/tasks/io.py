@@ -34,7 +34,7 @@ def read_tasks(path: str | Path) -> list[Task]:
     tasks = []
     for n, row in iter_jsonl(read_text(path, hint=hint), mode="strict", where=str(path), hint=hint):
         try:
-            tasks.append(Task.from_dict(row))
-        except (KeyError, TypeError, ValueError) as e:
-            raise LisError(f"{path} line {n} is not a task record ({type(e).__name__}: {e})", hint) from None
+            tasks.append(Task.from_dict(row, where=f"{path} line {n}"))
+        except LisError as e:  # the record's error names the line and the field
+            raise LisError(str(e), hint) from None
     return ensure_unique_ids(tasks, str(path))

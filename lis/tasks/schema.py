@@ -19,12 +19,27 @@ class Task:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Task":
+    def from_dict(cls, d: dict[str, Any], where: str = "task record") -> "Task":
+        """The task of a record, validated (:class:`lis.records.TaskRecord`): ids and ground truths given
+        as numbers become text; anything else of the wrong type, an empty id, or a document name that
+        would leave /testbed/documents raises :class:`lis.records.RecordError` naming ``where`` and the
+        field."""
         import json
 
+        from lis.records import RecordError, TaskRecord, check
+
+        if not isinstance(d, dict):
+            raise RecordError(f"{where}: not a JSON object ({type(d).__name__})")
+        d = dict(d)
         files = d.get("input_files") or {}
         if isinstance(files, str):  # the HF datasets store it as a JSON string
-            files = json.loads(files) if files.strip() else {}
-        return cls(id=str(d["id"]), domain=d["domain"], problem_statement=d["problem_statement"],
-                   ground_truth=str(d["ground_truth"]), input_files=dict(files), qa_type=d.get("qa_type"),
-                   meta=dict(d.get("meta") or {}))
+            try:
+                files = json.loads(files) if files.strip() else {}
+            except (ValueError, RecursionError):
+                raise RecordError(f"{where}: field input_files: a string that is not a JSON object") from None
+        for key in ("id", "ground_truth"):  # hub rows give some as numbers: the same text
+            if isinstance(d.get(key), (int, float)) and not isinstance(d.get(key), bool):
+                d[key] = str(d[key])
+        d["input_files"] = files
+        d["meta"] = d.get("meta") or {}
+        return cls(**check(TaskRecord, d, where=where))

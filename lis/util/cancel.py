@@ -15,15 +15,23 @@ from __future__ import annotations
 import threading
 
 _event = threading.Event()
+_signal: list[int] = []  # the signal that cancelled the run, when one did
 
 
 class Interrupted(BaseException):
     """The run was cancelled (Ctrl-C / SIGTERM); the current work must stop without a new start."""
 
 
-def request() -> None:
-    """Cancel everything from now on (idempotent)."""
+def request(signum: int | None = None) -> None:
+    """Cancel everything from now on (idempotent); ``signum``: the signal that asked for it."""
+    if signum is not None and not _signal:
+        _signal.append(signum)
     _event.set()
+
+
+def signal_number() -> int | None:
+    """The signal that cancelled the run (SIGINT 2, SIGTERM 15), or None."""
+    return _signal[0] if _signal else None
 
 
 def requested() -> bool:
@@ -45,3 +53,4 @@ def sleep(seconds: float) -> None:
 def reset() -> None:
     """Forget a cancellation (tests and long-lived processes that start a new run)."""
     _event.clear()
+    _signal.clear()

@@ -13,7 +13,9 @@ def canonical_json(obj: Any) -> str:
 
 
 def hash_obj(obj: Any, n: int = 16) -> str:
-    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
+    """The first ``n`` hex digits of SHA-256 of :func:`canonical_json`; text that is not valid Unicode
+    (a lone surrogate from a task row) hashes as its code points (``surrogatepass``), never fails."""
+    return hashlib.sha256(canonical_json(obj).encode("utf-8", "surrogatepass")).hexdigest()[:n]
 
 
 def hash_tree(root: Path, n: int = 16) -> str:

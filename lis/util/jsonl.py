@@ -20,6 +20,7 @@ Writers: :func:`write_jsonl` (whole file, atomically: temporary file + rename) a
 from __future__ import annotations
 
 import json
+import math
 import logging
 import os
 import threading
@@ -59,6 +60,11 @@ def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = F
         raise LisError(f"{path} cannot be read ({e.strerror or e})", hint) from None
 
 
+def _no_constant(name: str) -> Any:
+    """Strict JSON: NaN and Infinity are not numbers a record may hold."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
                skipped: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages).
@@ -74,11 +80,12 @@ def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
+            obj = json.loads(line, parse_constant=_no_constant)
+        except (json.JSONDecodeError, RecursionError, ValueError) as e:
+            why = getattr(e, "msg", None) or ("nested too deep" if isinstance(e, RecursionError) else str(e))
             if mode == "strict":
-                raise LisError(f"{where} line {n} is not valid JSON ({e.msg})", hint) from None
-            bad.append((n, f"not JSON ({e.msg})"))
+                raise LisError(f"{where} line {n} is not valid JSON ({why})", hint) from None
+            bad.append((n, f"not JSON ({why})"))
             continue
         if not isinstance(obj, dict):
             if mode == "strict":
@@ -101,10 +108,23 @@ def read_jsonl(path: str | Path, *, mode: Mode, hint: str | None = None, missing
     return [obj for _, obj in iter_jsonl(text, mode=mode, where=str(path), hint=hint, skipped=skipped)]
 
 
+def finite(obj: Any) -> Any:
+    """``obj`` with every float that is not finite (NaN, ±inf) replaced by None: JSON as the standard
+    has it (Python writes ``NaN``, which strict readers refuse and a report would print)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def dumps_line(record: Any, *, default: Any = str) -> str:
     """One JSONL line (with its newline) of ``record``: UTF-8 kept (``ensure_ascii=False``), key order
-    kept, values JSON does not know through ``default``, never unencodable (lone surrogates escaped)."""
-    return safe_text(json.dumps(record, ensure_ascii=False, default=default) + "\n")[0]
+    kept, values JSON does not know through ``default``, never unencodable (lone surrogates escaped),
+    strict (a number that is not finite is null: :func:`finite`)."""
+    return safe_text(json.dumps(finite(record), ensure_ascii=False, default=default, allow_nan=False) + "\n")[0]
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any], *, default: Any = str) -> Path:

@@ -5,6 +5,16 @@ import logging
 import time
 
 log = logging.getLogger("lis.progress")
+_where: list[str] = []  # how far the long work of this process got (what "interrupted at ..." names)
+
+
+def at(text: str) -> None:
+    """Note how far the work got ("step 120/3000", "episode 12/64"): an interrupted command says it."""
+    _where[:] = [text]
+
+
+def where() -> str | None:
+    return _where[0] if _where else None
 
 
 class Progress:
@@ -28,6 +38,7 @@ class Progress:
 
     def advance(self, n: int = 1, **fields) -> None:
         self.done += n
+        at(f"{self.name} {self.done}/{self.total}")
         self.fields.update({k: str(v) for k, v in fields.items()})
         if self.bar:
             self.bar.update(self.task, completed=self.done, **self.fields)

@@ -45,6 +45,26 @@ async def test_a_missing_program_is_a_failed_result(env):
     assert not r.success and r.returncode == 127 and "not found" in r.stderr
 
 
+async def test_an_empty_command_is_refused_clearly(env):
+    with pytest.raises(ValueError, match="the argument list is empty"):
+        await env.exec([])
+    assert (await env.exec(["true"])).success  # the sample goes on
+
+
+async def test_a_timeout_also_ends_what_the_command_moved_out_of_its_session(env):
+    """`setsid` / `nohup` children outlived a call's timeout: now every process the call started goes."""
+    with pytest.raises(TimeoutError):
+        await env.exec(["sh", "-c", "setsid sleep 300 & nohup setsid sh -c 'sleep 301' >/dev/null 2>&1 & sleep 60"],
+                       timeout=2)
+    left = (await env.exec(["sh", "-c", "ps -eo args | grep -c '^sleep 30[01]' || true"])).stdout.strip()
+    assert left == "0", left
+    # what ran before the call is not the call's: a background job of the agent's shell lives on
+    await anyio.to_thread.run_sync(env.sb.exec, "sleep 302 >/dev/null 2>&1 &")
+    with pytest.raises(TimeoutError):
+        await env.exec(["sleep", "60"], timeout=1)
+    assert (await env.exec(["sh", "-c", "ps -eo args | grep -c '^sleep 302' || true"])).stdout.strip() == "1"
+
+
 async def test_output_past_the_limit_raises_inspects_error(env):
     with override_max_exec_output_size(4096):
         with pytest.raises(OutputLimitExceededError, match="limit of 4 KiB was exceeded"):

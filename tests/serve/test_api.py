@@ -99,6 +99,8 @@ def test_wrong_or_missing_key_is_401(tmp_path, image_tag):
 
 BAD = [
     ("not json", b"{not json", 400, "not valid JSON"),
+    ("nested 5,000 deep", b'{"model": "lis-agent", "messages": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400,
+     "nested too deep"),  # was a 500 and a traceback in the log (issue 26)
     ("not an object", [1, 2], 400, "must be a JSON object"),
     ("no model", {"messages": [{"role": "user", "content": "hi"}]}, 400, "model is required"),
     ("unknown model", {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, 404, "does not exist"),

@@ -57,6 +57,6 @@ def test_reading_a_broken_file_is_one_line(tmp_path):
     p.write_text(json.dumps(load_samples("math")[0].to_dict()) + "\n{\"id\": \"y\"}\n")
     with pytest.raises(LisError) as e:
         read_tasks(p)
-    assert "line 2 is not a task record" in str(e.value) and "\n" not in str(e.value)
+    assert "line 2: field domain: missing" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(LisError, match="does not exist"):
         read_tasks(tmp_path / "none.jsonl")

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from lis.agent.trajectory import Trajectory
 from lis.errors import LisError
+from lis.records import RecordError
 from lis.util.jsonl import iter_jsonl
 
 HINT = "run its eval job first (lis eval run --model M --domain D --mode X), or leave it out"
@@ -53,7 +54,9 @@ def load_trajectories(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list
             try:
                 if not isinstance(d.get("steps"), list) or "mode" not in d:
                     raise ValueError("not a trajectory record (no steps/mode)")
-                records.append(Trajectory.from_dict(d))
+                records.append(Trajectory.from_dict(d, where=f"behaviour input {path} line {lineno}"))
+            except RecordError as e:
+                raise LisError(str(e), hint) from None
             except (ValueError, TypeError, AttributeError, KeyError) as e:
                 raise LisError(f"behaviour input {path} line {lineno} is not a trajectory record: "
                                f"{' '.join(str(e).split())[:160]}", hint) from None

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from lis.errors import LisError
 from lis.train.lora import default_lora
+from lis.util import progress
 
 log = logging.getLogger("lis.train.sft")
 
@@ -106,6 +107,8 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
 
             class _Progress(Callback):
                 def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+                    progress.at(f"SFT step {trainer.global_step}/{s.steps} (checkpoint every "
+                                f"{max(1, s.checkpoint_every)} steps)")
                     if on_step and pl_module.losses:
                         on_step(trainer.global_step, pl_module.losses[-1])
 

@@ -1,0 +1,189 @@
+"""The stable records, validated at the door: task, trajectory (with its steps and tool calls) and
+an eval job's metrics.json, one typed model each (pydantic), and one error line when a record fails.
+
+    from lis.records import check, TaskRecord
+    row = check(TaskRecord, obj, where="data/tasks/math.jsonl line 3")   # the validated dict, or RecordError
+
+A record that fails is one :class:`RecordError` naming where it came from and the field:
+"data/tasks/math.jsonl line 3: field ground_truth: a list is not text". Readers of many records
+skip the row and say so (an eval job goes on, within ``eval.max_error_share``); readers of one
+record refuse it in one line. Models keep unknown keys out (``extra="ignore"``: newer writers may
+add fields) and accept what older writers left out (the defaults). What every model refuses:
+wrong types (no silent ``str()`` of a list), numbers that are not finite, negative counts and
+times, rewards and accuracies outside [0, 1], an empty task id, and document names that would
+leave ``/testbed/documents`` (absolute, ``..``, NUL, empty parts).
+"""
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr,
+                      ValidationError)
+
+from lis.errors import LisError
+
+
+class RecordError(LisError):
+    """A record that is not what its file says it is (one line: where, field, what is wrong)."""
+
+
+def _finite(v: float) -> float:
+    if not math.isfinite(v):
+        raise ValueError("must be a finite number")
+    return v
+
+
+Number = Annotated[float, Field(strict=False), AfterValidator(_finite)]
+NonNegative = Annotated[float, AfterValidator(_finite), Field(ge=0)]
+Fraction = Annotated[float, AfterValidator(_finite), Field(ge=0, le=1)]
+Count = Annotated[StrictInt, Field(ge=0)]
+
+
+def _document_name(name: str) -> str:
+    parts = name.replace("\\", "/").split("/")
+    if not name or name.startswith("/") or "\x00" in name or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"document name {name[:80]!r} must be a relative path inside /testbed/documents "
+                         "(no leading /, no '..' or empty parts, no NUL)")
+    return name
+
+
+DocumentName = Annotated[StrictStr, AfterValidator(_document_name)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=False)
+
+
+class TaskRecord(_Record):
+    """One task (lis.tasks.schema.Task)."""
+
+    id: Annotated[StrictStr, Field(min_length=1)]
+    domain: Annotated[StrictStr, Field(min_length=1)]
+    problem_statement: StrictStr
+    ground_truth: StrictStr
+    input_files: dict[DocumentName, StrictStr] = {}
+    qa_type: StrictStr | None = None
+    meta: dict[str, Any] = {}
+
+
+class CallRecord(_Record):
+    """One tool call of a step (lis.agent.trajectory.ToolCallRecord)."""
+
+    id: StrictStr = ""
+    tool: StrictStr | None = None
+    arguments: dict[str, Any] | None = None
+    raw_arguments: StrictStr | None = None
+    observation: StrictStr = ""
+    exit_code: StrictInt | None = None
+    exec_time_s: NonNegative = 0.0
+    error: StrictStr | None = None
+    timed_out: StrictBool = False
+    observation_chars: Count = 0
+
+
+class StepRecord(_Record):
+    """One model turn (lis.agent.trajectory.Step)."""
+
+    index: Count = 0
+    content: StrictStr | None = None
+    reasoning: StrictStr | None = None
+    calls: list[CallRecord] = []
+    llm_latency_s: NonNegative = 0.0
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    cached_tokens: Count | None = None
+    finish_reason: StrictStr | None = None
+    text_tool_calls: StrictBool = False
+    completion_ids: list[StrictInt] | None = None
+    logprobs: list[Number] | None = None
+    invalid_text: Count = 0
+    reply_cut: Count = 0
+
+
+class TrajectoryRecord(_Record):
+    """One episode (lis.agent.trajectory.Trajectory)."""
+
+    task_id: Annotated[StrictStr, Field(min_length=1)]
+    model: StrictStr
+    mode: StrictStr
+    domain: StrictStr = ""
+    seed: StrictInt | None = None
+    repeat: Count = 0
+    run_id: StrictStr = ""
+    params_hash: StrictStr = ""
+    image: StrictStr = ""
+    backend: StrictStr = ""
+    messages: list[dict[str, Any]] = []
+    steps: list[StepRecord] = []
+    answer: StrictStr = ""
+    termination: StrictStr = ""
+    error: StrictStr | None = None
+    reward: Fraction | None = None
+    score: dict[str, Any] | None = None
+    started_utc: StrictStr = ""
+    wall_s: NonNegative = 0.0
+    llm_s: NonNegative = 0.0
+    env_s: NonNegative = 0.0
+    sandbox_start_s: NonNegative = 0.0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    cached_tokens: Count = 0
+    turns: Count = 0
+    episode_id: StrictStr = ""
+    task_hash: StrictStr = ""
+    attempt: Annotated[StrictInt, Field(ge=1)] = 1
+    invalid_text: Count = 0
+    schema_version: StrictInt = 2
+
+
+class MetricsRecord(_Record):
+    """An eval job's metrics.json (lis.eval.metrics): what the report and the export read."""
+
+    model: StrictStr
+    domain: StrictStr
+    mode: StrictStr
+    n: Count
+    expected: Count | None = None
+    items: Count | None = None
+    scored: Count = 0
+    accuracy: Fraction | None = None
+    ci95: Annotated[list[Fraction], Field(min_length=2, max_length=2)] | None = None
+    errors: Count = 0
+    error_share: Fraction | None = None
+    terminations: dict[str, Count] = {}
+
+
+def _where(loc: tuple) -> str:
+    """pydantic's location as a field path; a dict key's own error says which key."""
+    parts = list(loc)
+    if len(parts) >= 2 and parts[-1] == "[key]":
+        return f"{'.'.join(str(p) for p in parts[:-2])} key {str(parts[-2])[:80]!r}"
+    return ".".join(str(p) for p in parts) or "(record)"
+
+
+def _what(err: dict[str, Any]) -> str:
+    kind, msg = err.get("type", ""), err.get("msg", "")
+    value = err.get("input")
+    if kind in ("string_type",):
+        return f"{type(value).__name__} is not text"
+    if kind in ("int_type", "int_from_float"):
+        return f"{value!r} is not a whole number" if not isinstance(value, (dict, list)) else \
+            f"{type(value).__name__} is not a whole number"
+    if kind == "missing":
+        return "missing"
+    return msg.removeprefix("Value error, ")
+
+
+def check(model: type[_Record], obj: Any, *, where: str) -> dict[str, Any]:
+    """``obj`` validated by ``model``: the record as a plain dict (unknown keys dropped, defaults
+    filled). Raises RecordError "<where>: field <a.b>: <what is wrong>" on the first problem."""
+    if not isinstance(obj, dict):
+        raise RecordError(f"{where}: not a JSON object ({type(obj).__name__})")
+    try:
+        return model.model_validate(obj).model_dump()
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        raise RecordError(f"{where}: field {_where(first.get('loc', ()))}: {_what(first)}") from None
+    except RecursionError:
+        raise RecordError(f"{where}: nested too deep") from None
