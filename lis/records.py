@@ -126,6 +126,7 @@ class TrajectoryRecord(_Record):
     llm_s: NonNegative = 0.0
     env_s: NonNegative = 0.0
     sandbox_start_s: NonNegative = 0.0
+    acquire_wait_s: NonNegative = 0.0
     prompt_tokens: Count = 0
     completion_tokens: Count = 0
     cached_tokens: Count = 0

@@ -79,6 +79,16 @@ def prepare_sandbox(sb: Sandbox, task: Task, mode: str, input_dir: Path | None =
     return lay
 
 
+def acquire_timed(pool: SandboxPool) -> tuple[Sandbox, float]:
+    """(a sandbox of ``pool``, the seconds waited for it): for a pool slot and the host's start
+    admission, without the start itself (a warm sandbox: the whole time it took to hand it out)."""
+    asked = time.monotonic()
+    sb = pool.acquire()
+    took = time.monotonic() - asked
+    cold = getattr(sb, "started_at", 0.0) >= asked  # started for this episode, not taken warm
+    return sb, (max(0.0, took - sb.started_s) if cold else took)
+
+
 def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool: SandboxPool | None = None,
              sandbox: Sandbox | None = None, input_dir: Path | None = None, collect_to: Path | None = None,
              on_step: Callable[[Step], None] | None = None, should_stop: Callable[[], bool] | None = None,
@@ -102,7 +112,7 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
         if sb is None:
             if pool is None:
                 raise ValueError("run_task needs a pool or a sandbox in sandbox modes")
-            sb = pool.acquire()
+            sb, rec.acquire_wait_s = acquire_timed(pool)
         rec.sandbox_start_s = getattr(sb, "started_s", 0.0)
         rec.backend = sb.config.backend
         rec.image = sb.config.image or sb.config.rootfs

@@ -75,6 +75,7 @@ class Trajectory:
     llm_s: float = 0.0
     env_s: float = 0.0
     sandbox_start_s: float = 0.0
+    acquire_wait_s: float = 0.0            # waiting for a sandbox (a pool slot, the host's start admission)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0

@@ -207,7 +207,11 @@ def bench_serve(workdir: Path, *, requests: int = 64, concurrent: int = 64, max_
         srv = _Server(args, workdir, {"LIS_SERVE_API_KEY": key})
         try:
             h = srv.health()
-            res["backend"], res["served_name"] = h["backend"], h["served_name"]
+            res["backend"], res["served_name"], res["warm"] = h["backend"], h["served_name"], h.get("warm", 0)
+            ready_by = time.monotonic() + 60
+            while h.get("warm_ready", 0) < h.get("warm", 0) and time.monotonic() < ready_by:  # a full warm pool
+                time.sleep(0.2)
+                h = srv.health()
             progress(f"{sequential} requests one at a time")
             lat1, err1, _ = _fire(srv.base_url, key, h["served_name"], sequential, 1, timeout_s, "sequential")
             res["single"] = {**_pct(lat1), "errors": len(err1)}
@@ -217,7 +221,9 @@ def bench_serve(workdir: Path, *, requests: int = 64, concurrent: int = 64, max_
             while srv.health()["running"] and time.monotonic() < deadline:
                 time.sleep(0.2)
             left_running = _containers(srv.run_label)
-            counts = srv.health()["counts"]
+            end = srv.health()
+            counts = end["counts"]
+            res["sandboxes"] = end.get("sandboxes")
         finally:
             status = srv.stop()
         left_after_stop = _containers(srv.run_label)

@@ -188,12 +188,16 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
           model: Optional[str] = typer.Option(None, "--model", help="Upstream instead of the replay server: a models "
                                               "entry or a model folder (e.g. the tiny agent)."),
           backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
+          warm: Optional[int] = typer.Option(None, "--warm", min=0, max=1024,
+                                             help="The server's warm pool (sandboxes started ahead; default "
+                                                  "serve.warm); the load starts once it is full (60 s at most)."),
           baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also run the episodes in-process."),
           out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Load test of `lis serve` (loopback only): N concurrent requests through the OpenAI client, the
     upstream a replay server (our overhead); latency p50/p90/p99, throughput, lost episodes (every
-    request answered with its own answer, every sandbox removed), and the same episodes in-process."""
+    request answered with its own answer, every sandbox removed), the server's sandbox start and
+    acquire-wait percentiles, and the same episodes in-process."""
     import tempfile
 
     from lis.bench.serve import bench_serve
@@ -205,7 +209,7 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
-        (["--backend", backend] if backend else [])
+        (["--backend", backend] if backend else []) + (["--warm", str(warm)] if warm is not None else [])
     with tempfile.TemporaryDirectory(prefix="lis-bench-serve-") as tmp, console.status("benchmarking") as status:
         res = bench_serve(Path(tmp), requests=requests, concurrent=concurrent, max_concurrent=max_concurrent,
                           sequential=sequential, serve_args=args, upstream_model=model, sandbox_config=cfg,

@@ -14,7 +14,7 @@ from typing import Any
 
 from lis.agent.trajectory import Trajectory
 from lis.eval.journal import INFRA
-from lis.util.stats import accuracy_ci
+from lis.util.stats import accuracy_ci, percentiles
 
 
 def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: int, wall_s: float) -> dict[str, Any]:
@@ -48,4 +48,15 @@ def compute_metrics(records: list[Trajectory], job: dict[str, str], expected: in
                    "cached": sum(r.cached_tokens for r in records)},
         "time_s": {"wall": round(wall_s, 2), "episodes": round(sum(r.wall_s for r in records), 2),
                    "llm": round(sum(r.llm_s for r in records), 2), "env": round(sum(r.env_s for r in records), 2)},
+        "sandboxes": sandbox_stats(records),
     }
+
+
+def sandbox_stats(records: list[Trajectory]) -> dict[str, Any] | None:
+    """How long sandboxes took to start and episodes waited for one (a pool slot, the host's start
+    admission): p50 and p99 over the episodes that had a sandbox; None in vanilla mode."""
+    boxed = [r for r in records if r.mode != "vanilla" and (r.sandbox_start_s or r.acquire_wait_s)]
+    if not boxed:
+        return None
+    return {"episodes": len(boxed), "start_s": percentiles([r.sandbox_start_s for r in boxed]),
+            "acquire_wait_s": percentiles([r.acquire_wait_s for r in boxed])}

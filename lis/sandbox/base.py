@@ -84,6 +84,8 @@ class SandboxConfig:
     env: dict[str, str] = field(default_factory=dict)
     run_id: str = "adhoc"
     engine: str | None = None              # docker: engine URL (None = local default)
+    max_starting: int = 16                 # host-wide: sandboxes starting at once (lis.sandbox.admission; 0: no limit)
+    max_starts_per_s: float = 20.0         # host-wide: sandbox starts per second
 
     @property
     def home(self) -> str:
@@ -151,6 +153,8 @@ class Sandbox(ABC):
         self._seq = 0
         self.info: dict = {}
         self.started_s = 0.0
+        self.started_at = 0.0  # time.monotonic() when the start ended
+        self.admission_wait_s = 0.0
         self._stderr_tail: list[str] = []  # the sandbox's last stderr lines (sandboxd tracebacks, bwrap errors)
 
     # -- lifecycle, implemented by backends -------------------------------------------------------
@@ -163,23 +167,29 @@ class Sandbox(ABC):
         """Remove the sandbox and everything it holds; idempotent; never raises."""
 
     def start(self) -> "Sandbox":
-        from lis.sandbox import registry
+        """Start the sandbox, once the host admits it (:mod:`lis.sandbox.admission`: at most
+        ``max_starting`` starting and ``max_starts_per_s`` starts a second on the machine).
+        ``admission_wait_s``: the wait for that; ``started_s``: the start itself."""
+        from lis.sandbox import admission, registry
 
-        t0 = time.monotonic()
-        registry.register(self)
-        try:
-            self._chan = self._start()
-            src = SANDBOXD.read_bytes()
-            self._chan.send(str(len(src)).encode() + b"\n" + src)
-            cfg = {"workdir": self.config.workdir, "lifetime_s": self.config.lifetime_s,
-                   "env": self._env(), "rlimits": self._rlimits(), "pids": self._pids_limit(),
-                   "memory_mb": self.config.limits.memory_mb}
-            hello, _ = self._request({"op": "hello", "config": cfg}, timeout=60)
-            self.info.update(hello)
-        except BaseException:
-            self.close()
-            raise
-        self.started_s = time.monotonic() - t0
+        with admission.admit(self.config.max_starting, self.config.max_starts_per_s) as waited:
+            self.admission_wait_s = waited
+            t0 = time.monotonic()
+            registry.register(self)
+            try:
+                self._chan = self._start()
+                src = SANDBOXD.read_bytes()
+                self._chan.send(str(len(src)).encode() + b"\n" + src)
+                cfg = {"workdir": self.config.workdir, "lifetime_s": self.config.lifetime_s,
+                       "env": self._env(), "rlimits": self._rlimits(), "pids": self._pids_limit(),
+                       "memory_mb": self.config.limits.memory_mb}
+                hello, _ = self._request({"op": "hello", "config": cfg}, timeout=60)
+                self.info.update(hello)
+            except BaseException:
+                self.close()
+                raise
+            self.started_at = time.monotonic()
+            self.started_s = self.started_at - t0
         return self
 
     def _env(self) -> dict[str, str]:

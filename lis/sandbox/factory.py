@@ -49,7 +49,18 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
         backend=sandbox["backend"], image=tag, rootfs=rootfs, user=image["user"], uid=image["uid"],
         network=sandbox["network"], command_timeout_s=float(sandbox["command_timeout_s"]),
         lifetime_s=float(sandbox["lifetime_s"]), limits=Limits(**sandbox.get("limits", {})),
-        run_id=run_id, engine=None)
+        run_id=run_id, engine=None, **_admission(sandbox.get("admission")))
+
+
+def _admission(section: dict[str, Any] | None) -> dict[str, Any]:
+    """``sandbox.admission`` (host-wide start limits) as SandboxConfig fields; absent: the defaults."""
+    section = section or {}
+    out: dict[str, Any] = {}
+    if "max_starting" in section:
+        out["max_starting"] = int(section["max_starting"])
+    if "max_starts_per_s" in section:
+        out["max_starts_per_s"] = float(section["max_starts_per_s"])
+    return out
 
 
 def _bwrap_if_it_runs(image: dict[str, Any], image_manifest: dict[str, Any] | None) -> str | None:

@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Callable
 
-from lis.agent.episode import run_task
+from lis.agent.episode import acquire_timed, run_task
 from lis.agent.loop import AgentConfig
 from lis.agent.trajectory import Step, Trajectory
 from lis.models.base import ChatModel
@@ -138,13 +138,14 @@ class EpisodeRunner:
         t0 = time.monotonic()
         try:
             try:
-                sb = self.pool.acquire()
+                sb, waited = acquire_timed(self.pool)
             except SandboxError as e:
                 rec = self._failed(task, "sandbox_error", e.one_line())
             if sb is not None and ep._hold(sb):
                 rec = run_task(task, model, "sandbox", self._config(req), sandbox=sb,
                                collect_to=self.files.folder(ep.id), on_step=ep.on_step, should_stop=lambda: ep.stopped,
                                run_id=self.run_id, episode_id=ep.id)
+                rec.acquire_wait_s = waited
             elif rec is None:
                 rec = self._failed(task, "interrupted", f"cancelled: {ep.stop_reason}")
         except cancel.Interrupted:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from lis.serve.episodes import Episode, EpisodeRunner
 from lis.serve.files import FileStore
 from lis.serve.settings import ServeSettings
 from lis.serve.sweep import sweep_own
+from lis.util.stats import percentiles
 
 log = logging.getLogger("lis.serve")
 
@@ -34,6 +35,7 @@ class ServeState:
     keys: list[str]
     started: float = field(default_factory=time.time)
     counts: Counter = field(default_factory=Counter)
+    starts: deque = field(default_factory=lambda: deque(maxlen=256))  # (sandbox start s, acquire wait s)
     shutting_down: bool = False
     loop: asyncio.AbstractEventLoop | None = None
     pool: SandboxPool | None = None
@@ -60,6 +62,8 @@ class ServeState:
             rec = ep.future.result() if ep.future.done() and not ep.future.cancelled() else None
             self.counts[(rec.termination if rec is not None else "") or "error"] += 1
             self.counts["episodes"] += 1
+            if rec is not None and (rec.sandbox_start_s or rec.acquire_wait_s):
+                self.starts.append((rec.sandbox_start_s, rec.acquire_wait_s))
         except BaseException as e:  # noqa: BLE001 - the slot is freed below whatever this was
             log.warning("episode %s: its end could not be counted: %s: %s", ep.id, type(e).__name__, e)
         finally:
@@ -74,7 +78,11 @@ class ServeState:
                 "running": self.admission.running if self.admission else 0,
                 "queued": self.admission.queued if self.admission else 0,
                 "max_concurrent": self.settings.max_concurrent, "max_queue": self.settings.max_queue,
-                "counts": dict(self.counts)}
+                "warm": self.settings.warm, "warm_ready": self.pool.ready if self.pool else 0,
+                "counts": dict(self.counts),
+                "sandboxes": {"episodes": len(self.starts),  # the last 256 episodes' sandboxes
+                              "start_s": percentiles([s for s, _ in self.starts]),
+                              "acquire_wait_s": percentiles([w for _, w in self.starts])}}
 
     def request_shutdown(self) -> None:
         """From a signal handler: begin the shutdown on the event loop."""

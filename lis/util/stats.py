@@ -80,6 +80,14 @@ def bootstrap_ratios(num: np.ndarray, den: np.ndarray, *, rng: np.random.Generat
     return reps[:, 0] if flat else reps
 
 
+def percentiles(values: Sequence[float], qs: Sequence[int] = (50, 99), digits: int = 3) -> dict[str, float] | None:
+    """{"p50": ..., "p99": ...} of ``values`` (linear interpolation, numpy's default); None when empty."""
+    xs = np.asarray([float(v) for v in values], dtype=float)
+    if not xs.size:
+        return None
+    return {f"p{q}": round(float(np.percentile(xs, q)), digits) for q in qs}
+
+
 ACCURACY_CI_RESAMPLES = 2000  # the accuracy interval of an eval job (metrics.json ci95; the lis Inspect tasks' ci95)
 
 

@@ -33,6 +33,7 @@ from lis.train.grpo.settings import GRPOSettings
 from lis.train.rollout.outcome import OUTCOMES
 from lis.util import progress
 from lis.util.jsonl import append_jsonl, read_jsonl
+from lis.util.stats import percentiles
 
 log = logging.getLogger("lis.train.grpo")
 
@@ -75,7 +76,8 @@ def world() -> tuple[int, int]:
 def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> list[dict[str, Any]]:
     """What the step statistics need of each episode (small, picklable: gathered across ranks)."""
     keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s", "outcome", "fault",
-            "command_timeouts", "malformed_calls", "turns_cut", "oom_commands", "attempts")
+            "command_timeouts", "malformed_calls", "turns_cut", "oom_commands", "attempts", "sandbox_start_s",
+            "acquire_wait_s")
     return [{"reward": r.reward, "raw_reward": r.raw_reward, "drift": r.drift, "error": r.error, "rank": rank,
              "episode": (t.id, seed), "stats": {k: r.stats[k] for k in keys}}
             for r, t, seed in zip(rollouts, tasks, seeds)]
@@ -118,7 +120,17 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
         "outcomes": outcomes, "faults": dict(sorted(faults.items())),
         **{k: sum(r.stats.get(k, 0) for r in rollouts) for k in IN_EPISODE_FAULTS},
         "retried_episodes": sum(1 for r in rollouts if r.stats.get("attempts", 1) > 1),
+        "sandboxes": _sandbox_stats(rollouts),
     }
+
+
+def _sandbox_stats(rollouts: list) -> dict[str, Any] | None:
+    """p50 / p99 of the step's sandbox starts and of its episodes' waits for a sandbox."""
+    boxed = [r.stats for r in rollouts if r.stats.get("sandbox_start_s") or r.stats.get("acquire_wait_s")]
+    if not boxed:
+        return None
+    return {"start_s": percentiles([b.get("sandbox_start_s") or 0.0 for b in boxed]),
+            "acquire_wait_s": percentiles([b.get("acquire_wait_s") or 0.0 for b in boxed])}
 
 
 def _outcome(r) -> str:

@@ -101,7 +101,8 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
              "fault": fault, **episode_faults(rec),
              "sampled_tokens": sum(sample["env_mask"]), "episode_tokens": len(sample["completion_ids"]),
              "drift_turns": session.drift_turns, "isolated_renders": session.isolated_renders,
-             "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts}
+             "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts,
+             "sandbox_start_s": rec.sandbox_start_s, "acquire_wait_s": rec.acquire_wait_s}
     return Rollout(task, rec, sample, float(reward), raw, error, outcome, fault, session.drift_turns > 0, attempts,
                    stats)
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from lis.errors import LisError
 from lis.train.lora import default_lora
-from lis.util import progress
+from lis.util.progress import at as note_progress
 
 log = logging.getLogger("lis.train.sft")
 
@@ -107,7 +107,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
 
             class _Progress(Callback):
                 def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-                    progress.at(f"SFT step {trainer.global_step}/{s.steps} (checkpoint every "
+                    note_progress(f"SFT step {trainer.global_step}/{s.steps} (checkpoint every "
                                 f"{max(1, s.checkpoint_every)} steps)")
                     if on_step and pl_module.losses:
                         on_step(trainer.global_step, pl_module.losses[-1])
@@ -139,6 +139,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             if resumed:
                 start = int(torch.load(last, map_location="cpu", weights_only=False)["global_step"])
                 log.info("resuming SFT from %s (step %d of %d)", last, start, s.steps)
+            note_progress(f"SFT step {start}/{s.steps} (checkpoint every {max(1, s.checkpoint_every)} steps)")
             if s.devices > 1:
                 log.info("SFT on %d processes (%s, %s): each step %d batches of %d", s.devices, s.strategy,
                          accelerator, s.devices, s.batch_size)
