@@ -61,8 +61,10 @@ def write_json(path: str | Path, obj: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     from lis.util.jsonl import finite
+    from lis.util.text import safe_value
 
-    tmp.write_text(json.dumps(finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
+    obj = safe_value(finite(obj))[0]  # strict JSON, always encodable (a lone surrogate from a record: U+FFFD)
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
                    encoding="utf-8")
     tmp.replace(path)
     return path
@@ -73,9 +75,11 @@ def read_json(path: str | Path, expect: type | None = None) -> Any:
     UTF-8, not JSON, or (``expect``) not of the expected type, e.g. ``dict`` for a manifest."""
     from lis.errors import LisError
 
+    from lis.util.jsonl import no_constant
+
     path = Path(path)
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
     except FileNotFoundError:
         raise LisError(f"{path} does not exist", "run the stage that produces it (snakemake --cores all paper)") from None
     except IsADirectoryError:
@@ -84,6 +88,10 @@ def read_json(path: str | Path, expect: type | None = None) -> Any:
         raise LisError(f"{path} is not UTF-8 text (byte {e.start}), so not JSON", "rerun the stage that produces it") from None
     except json.JSONDecodeError as e:
         raise LisError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})", "rerun the stage that produces it") from None
+    except RecursionError:
+        raise LisError(f"{path} is not valid JSON (nested too deep)", "rerun the stage that produces it") from None
+    except ValueError as e:  # NaN / Infinity (strict JSON)
+        raise LisError(f"{path} is not valid JSON ({e})", "rerun the stage that produces it") from None
     except OSError as e:
         raise LisError(f"cannot read {path} ({e.strerror or e})", "give a readable JSON file") from None
     if expect is not None and not isinstance(obj, expect):
@@ -91,3 +99,30 @@ def read_json(path: str | Path, expect: type | None = None) -> Any:
         raise LisError(f"{path} holds {names.get(type(obj), type(obj).__name__)}, not {names.get(expect, expect.__name__)}",
                        "rerun the stage that produces it")
     return obj
+
+
+def read_manifest(path: str | Path, record: type | None = None) -> dict[str, Any]:
+    """A manifest.json, read strictly (:func:`read_json`) and validated by ``record`` (a model of
+    :mod:`lis.records`; the stage manifest by default): the object as written, every key kept.
+    Raises LisError (RecordError naming the field) when it is not one."""
+    from lis.records import ManifestRecord, check
+
+    obj = read_json(path, expect=dict)
+    check(record or ManifestRecord, obj, where=str(path))
+    return obj
+
+
+def read_image_manifest(path: str | Path) -> dict[str, Any]:
+    """data/image/manifest.json, validated (:class:`lis.records.ImageManifestRecord`)."""
+    from lis.records import ImageManifestRecord
+
+    return read_manifest(path, ImageManifestRecord)
+
+
+def read_model_manifest(folder: str | Path) -> dict[str, Any]:
+    """A model folder's manifest.json, validated (:class:`lis.records.ModelManifestRecord`); ``{}``
+    when the folder has none (a model from elsewhere)."""
+    from lis.records import ModelManifestRecord
+
+    path = Path(folder) / "manifest.json"
+    return read_manifest(path, ModelManifestRecord) if path.is_file() else {}

@@ -1,5 +1,6 @@
-"""The stable records, validated at the door: task, trajectory (with its steps and tool calls) and
-an eval job's metrics.json, one typed model each (pydantic), and one error line when a record fails.
+"""The stable records, validated at the door: task, trajectory (with its steps and tool calls), an
+eval job's metrics.json and the manifests (a stage's, the image's, a model folder's), one typed
+model each (pydantic), and one error line when a record fails.
 
     from lis.records import check, TaskRecord
     row = check(TaskRecord, obj, where="data/tasks/math.jsonl line 3")   # the validated dict, or RecordError
@@ -55,10 +56,13 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=False)
 
 
+Id = Annotated[StrictStr, Field(min_length=1, max_length=1000)]  # ids name files, pages and log entries
+
+
 class TaskRecord(_Record):
     """One task (lis.tasks.schema.Task)."""
 
-    id: Annotated[StrictStr, Field(min_length=1)]
+    id: Id
     domain: Annotated[StrictStr, Field(min_length=1)]
     problem_statement: StrictStr
     ground_truth: StrictStr
@@ -104,7 +108,7 @@ class StepRecord(_Record):
 class TrajectoryRecord(_Record):
     """One episode (lis.agent.trajectory.Trajectory)."""
 
-    task_id: Annotated[StrictStr, Field(min_length=1)]
+    task_id: Id
     model: StrictStr
     mode: StrictStr
     domain: StrictStr = ""
@@ -153,6 +157,50 @@ class MetricsRecord(_Record):
     errors: Count = 0
     error_share: Fraction | None = None
     terminations: dict[str, Count] = {}
+
+
+class GitRecord(_Record):
+    commit: StrictStr | None = None
+    dirty: StrictBool | None = None
+
+
+class ManifestRecord(_Record):
+    """A stage's manifest.json (lis.manifest.stage_manifest): what produced an artifact. Every field
+    may be missing (hand-written and older manifests); a field that is there has its type."""
+
+    stage: StrictStr = ""
+    profile: StrictStr = ""
+    params_hash: StrictStr = ""
+    git: GitRecord = GitRecord()
+    python: StrictStr = ""
+    packages: dict[str, StrictStr | None] = {}
+    wall_s: NonNegative | None = None
+    finished_utc: StrictStr = ""
+
+
+class ImageRecord(_Record):
+    """The image stage's facts (lis.sandbox.image): the tag (None where no Docker built it) and the
+    root filesystem bubblewrap runs on."""
+
+    tag: StrictStr | None = None
+    rootfs: StrictStr | None = None
+    id: StrictStr | None = None
+    size_bytes: Count | None = None
+    size_mb: NonNegative | None = None
+
+
+class ImageManifestRecord(ManifestRecord):
+    """data/image/manifest.json: a stage manifest with the image's facts."""
+
+    image: ImageRecord
+
+
+class ModelManifestRecord(_Record):
+    """A model folder's manifest.json (base, SFT, GRPO): what names the weights."""
+
+    kind: StrictStr | None = None
+    id: StrictStr | None = None
+    weights_sha256: StrictStr | None = None
 
 
 def _where(loc: tuple) -> str:

@@ -91,3 +91,31 @@ def test_json_is_written_strictly_and_read_strictly(tmp_path):
 
 def test_a_lone_surrogate_hashes():
     assert len(hash_obj({"problem_statement": "bad \udcff"})) == 16
+
+
+def test_manifests_are_read_through_their_models(tmp_path):
+    """The image manifest every sandbox stage reads, a model folder's manifest and a stage's: the
+    manifest as written (extra keys kept) when valid, one line naming the field when not; a model
+    folder without one (a model from elsewhere) is {}."""
+    from lis.manifest import read_image_manifest, read_manifest, read_model_manifest, stage_manifest
+
+    good = {**stage_manifest("image", tmp_path, "ci", "h", 1.0), "image": {"tag": "lis-sandbox:x", "rootfs": None,
+                                                                        "inside": {"python": "3.11"}}}
+    write_json(tmp_path / "image.json", good)
+    assert read_image_manifest(tmp_path / "image.json")["image"]["inside"] == {"python": "3.11"}
+    for change, field in (({"image": {"tag": 5}}, "image.tag"), ({"image": "x"}, "image"), ({"wall_s": -1}, "wall_s"),
+                          ({"git": {"dirty": "yes"}}, "git.dirty"), ({"packages": {"torch": 2}}, "packages.torch")):
+        write_json(tmp_path / "bad.json", {**good, **change})
+        with pytest.raises(RecordError, match=f"bad.json: field {field}"):
+            read_image_manifest(tmp_path / "bad.json")
+    write_json(tmp_path / "stage.json", {"stage": "x"})
+    assert read_manifest(tmp_path / "stage.json") == {"stage": "x"}
+    (tmp_path / "nan.json").write_text('{"wall_s": NaN}')
+    with pytest.raises(LisError, match="NaN is not a JSON number"):
+        read_manifest(tmp_path / "nan.json")
+    model = tmp_path / "model"
+    model.mkdir()
+    assert read_model_manifest(model) == {}
+    write_json(model / "manifest.json", {"kind": "sft", "id": "abc", "weights_sha256": ["a"]})
+    with pytest.raises(RecordError, match="field weights_sha256: list is not text"):
+        read_model_manifest(model)

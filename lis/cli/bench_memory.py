@@ -51,9 +51,9 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
         sec["backend"] = backend
     manifest = None
     if image_manifest is not None:
-        from lis.manifest import read_json
+        from lis.manifest import read_image_manifest
 
-        manifest = read_json(image_manifest, expect=dict)
+        manifest = read_image_manifest(image_manifest)
     cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest)
     with console.status("measuring memory") as status:
         res = measure_memory(cfg, n=int(settings["n"]), settle_s=float(settings["settle_s"]),

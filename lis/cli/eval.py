@@ -39,7 +39,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     """
     from lis.eval.jobs import EvalJob
     from lis.eval.runner import run_job
-    from lis.manifest import read_json
+    from lis.manifest import read_image_manifest
     from lis.models.serve_plan import serving
     from lis.sandbox import registry
     from lis.util.log import setup_logging
@@ -53,7 +53,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         from lis.eval.jobs import with_model_path
 
         journal = with_model_path(p, model, model_path, job)
-    manifest = read_json(image_manifest, expect=dict) if mode != "vanilla" and image_manifest.exists() else None
+    manifest = read_image_manifest(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
     judge = p.section("scoring").get("judge") or {}
     with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
         m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),

@@ -67,7 +67,11 @@ def score(
     if task_json is not None:
         try:
             record = json.loads(_read_text(task_json, "task"))
-            task = Task.from_dict({"id": "cli", **record}) if isinstance(record, dict) else None
+            task = Task.from_dict({"id": "cli", **record}, where=str(task_json)) if isinstance(record, dict) else None
+        except RecursionError:
+            raise LisError(f"{task_json} is not a task record (nested too deep)", "give one task record") from None
+        except LisError:
+            raise
         except (ValueError, KeyError) as e:
             raise LisError(f"{task_json} is not a task record: {e}", "it needs domain, problem_statement, ground_truth") from e
         if task is None:

@@ -21,6 +21,7 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
     """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain. Raises LisError naming
     a missing file or a line that is not a task."""
     from lis.errors import LisError
+    from lis.records import RecordError
     from lis.tasks.schema import Task
     from lis.util.jsonl import iter_jsonl, read_text
 
@@ -34,8 +35,11 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
         for lineno, row in iter_jsonl(read_text(path, hint=hint), mode="strict", where=str(path), hint=hint):
             if len(got) == n:
                 break
+            where = f"{path} line {lineno}"
             try:
-                got.append(Task.from_dict(row, where=f"{path} line {lineno}"))
+                got.append(Task.from_dict(row, where=where))
+            except RecordError as e:
+                raise LisError(f"{where} is not a task ({str(e).removeprefix(where + ': ')})", hint) from None
             except (ValueError, KeyError, TypeError) as e:
                 raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})", hint) from None
         if not got:

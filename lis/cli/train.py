@@ -173,7 +173,7 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
                log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """The offline tiny agent in one command: the base, teacher and sft stages of the profile into OUT
     (the pipeline runs them as separate stages into data/)."""
-    from lis.manifest import read_json
+    from lis.manifest import read_image_manifest
     from lis.sandbox import registry
     from lis.runtime import sandbox_config
     from lis.train.tiny.agent import build_tiny_agent
@@ -182,7 +182,7 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sb = sandbox_config(p, run_id=registry.RUN_ID, image_manifest=read_json(image_manifest) if image_manifest else None,
+    sb = sandbox_config(p, run_id=registry.RUN_ID, image_manifest=read_image_manifest(image_manifest) if image_manifest else None,
                         backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
     manifest = build_tiny_agent(out, p, sb)
     typer.echo(json.dumps({"path": str(out), **{k: manifest[k] for k in ("loss", "data", "teacher", "wall_s")}},

@@ -37,6 +37,7 @@ from lis.inspect.solver import STORE_KEY, summary
 from lis.inspect.tasks import DOMAINS
 from lis.manifest import read_json
 from lis.prompts import render_prompts
+from lis.records import MetricsRecord, check
 from lis.tasks import read_tasks
 from lis.tasks.schema import Task
 from lis.util.hashing import hash_obj
@@ -166,6 +167,8 @@ def eval_log(job: Path, tasks_file: Path | None = None) -> EvalLog:
     if not records:
         raise LisError(f"{job / TRAJECTORIES} holds no episode", "run the job first")
     metrics = read_json(job / METRICS, expect=dict) if (job / METRICS).is_file() else {}
+    if metrics:
+        check(MetricsRecord, metrics, where=f"{job / METRICS} is not a job's metrics")
     model_name = str(metrics.get("model") or records[0].model)
     domain = str(metrics.get("domain") or records[0].domain)
     mode = str(metrics.get("mode") or records[0].mode)

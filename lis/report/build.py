@@ -101,7 +101,7 @@ def _viewer(ctx: Context, out: Path) -> str:
 def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clean: bool = True) -> list[Path]:
     t0 = time.monotonic()
     ctx = Context.build(root, data, profile)
-    image = ctx.reader.json(IMAGE_MANIFEST)
+    image = ctx.reader.image_manifest(IMAGE_MANIFEST)
     behaviour = ctx.reader.json(ANALYSIS["behaviour"])
     if not ctx.inputs.viewer:   # declared (the behaviour stage's audit): hashed for provenance; the viewer reads it
         ctx.reader.text(ANALYSIS["turns"])

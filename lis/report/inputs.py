@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lis.errors import LisError
-from lis.util.jsonl import iter_jsonl
+from lis.records import ImageManifestRecord, ModelManifestRecord, check
+from lis.util.jsonl import iter_jsonl, no_constant
 
 ANALYSIS = {
     "behaviour": "data/analysis/behaviour.json",
@@ -192,13 +193,23 @@ class Reader:
         analysis), so anything else is refused in one line naming the file."""
         text = self.text(rel)
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=no_constant)
         except json.JSONDecodeError as e:
             raise LisError(f"{rel} is not valid JSON ({e.msg} at line {e.lineno})",
                            "rerun the stage that produces it") from None
+        except RecursionError:
+            raise LisError(f"{rel} is not valid JSON (nested too deep)", "rerun the stage that produces it") from None
+        except ValueError as e:  # NaN / Infinity: strict JSON
+            raise LisError(f"{rel} is not valid JSON ({e})", "rerun the stage that produces it") from None
         if expect is not None and not isinstance(obj, expect):
             raise LisError(f"{rel} holds {type(obj).__name__} JSON, not an object",
                            "rerun the stage that produces it")
+        return obj
+
+    def image_manifest(self, rel: str) -> dict[str, Any]:
+        """The image stage's manifest (:class:`lis.records.ImageManifestRecord`), validated."""
+        obj = self.json(rel)
+        check(ImageManifestRecord, obj, where=rel)
         return obj
 
     def jsonl(self, rel: str) -> list[dict[str, Any]]:
@@ -220,7 +231,10 @@ class Reader:
         for f in ("manifest.json", "card.json"):
             rel = f"data/models/{name}/{f}"
             if self.path(rel).is_file():
-                return {"_file": rel, **self.json(rel)}
+                obj = self.json(rel)
+                if f == "manifest.json":
+                    check(ModelManifestRecord, obj, where=rel)
+                return {"_file": rel, **obj}
         if not self.path(f"data/models/{name}").is_dir():
             raise self._missing(f"data/models/{name}")
         raise LisError(f"data/models/{name} has neither manifest.json nor card.json",

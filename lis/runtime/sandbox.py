@@ -25,8 +25,8 @@ def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None
     if built_image and image_manifest is None and section["backend"] == "docker":
         path = params.root / BUILT_IMAGE_MANIFEST
         if path.exists():
-            from lis.manifest import read_json
+            from lis.manifest import read_image_manifest
 
-            image_manifest = read_json(path, expect=dict)
+            image_manifest = read_image_manifest(path)
     return config_from_params(section, params.section("image"), run_id=run_id, image_manifest=image_manifest,
                               backend=backend)

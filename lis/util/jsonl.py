@@ -60,7 +60,7 @@ def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = F
         raise LisError(f"{path} cannot be read ({e.strerror or e})", hint) from None
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
     """Strict JSON: NaN and Infinity are not numbers a record may hold."""
     raise ValueError(f"{name} is not a JSON number")
 
@@ -80,7 +80,7 @@ def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
         if not line.strip():
             continue
         try:
-            obj = json.loads(line, parse_constant=_no_constant)
+            obj = json.loads(line, parse_constant=no_constant)
         except (json.JSONDecodeError, RecursionError, ValueError) as e:
             why = getattr(e, "msg", None) or ("nested too deep" if isinstance(e, RecursionError) else str(e))
             if mode == "strict":

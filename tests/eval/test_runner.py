@@ -101,24 +101,24 @@ def test_a_bad_item_is_recorded_and_the_run_goes_on(repo_copy):
     lis(repo_copy, "tasks", "--domain", "math", "--limit", "2", "--out", "data/tasks/math.jsonl")
     path = repo_copy / "data/tasks/math.jsonl"
     rows = [json.loads(x) for x in path.read_text().splitlines()]
-    rows.append({**rows[0], "id": "broken", "domain": "cooking"})  # runs, but no scorer knows the domain
+    rows.append({**rows[0], "id": "broken", "domain": "cooking"})  # a task of another domain in the math file
     rows.append({"id": "torn", "domain": "math"})  # not a task at all
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with ChatServer(ScriptedModel([assistant("\\boxed{1}")] * 10, name="m")) as srv:
         add_model(repo_copy, "m", srv.base_url)
         args = ("eval", "run", "--model", "m", "--domain", "math", "--mode", "vanilla", "--profile", "ci")
         r = lis(repo_copy, *args, check=False)  # half the items are errors: far above eval.max_error_share
-        assert r.returncode == 2 and "2 of 4 episodes are errors (error 1, unscored 1)" in r.stderr
+        assert r.returncode == 2 and "2 of 4 episodes are errors (error 2)" in r.stderr
         assert "no accuracy published" in r.stderr and "Traceback" not in r.stderr
         assert not (repo_copy / "data/eval/m/math/vanilla/metrics.json").exists()
         add_model(repo_copy, "m", srv.base_url, eval={"max_error_share": 1.0})
         lis(repo_copy, *args)
-        assert len(srv.requests) == 3  # the finished episodes were not asked again
+        assert len(srv.requests) == 2  # the finished episodes were not asked again; bad rows never reach the model
     m = metrics(repo_copy, "m", "math", "vanilla")
     assert m["n"] == 4 and m["errors"] == 2 and m["scored"] == 2
-    assert m["error_kinds"] == {"error": 1, "unscored": 1} and m["accuracy"] == 0.0
+    assert m["error_kinds"] == {"error": 2} and m["accuracy"] == 0.0
     recs = {r["task_id"]: r for r in records(repo_copy, "m", "math", "vanilla")}
-    assert recs["broken"]["reward"] is None and "cooking" in recs["broken"]["score"]["error"]
+    assert recs["broken"]["termination"] == "error" and "a cooking task in the math job" in recs["broken"]["error"]
     assert recs["torn"]["termination"] == "error" and "malformed task row" in recs["torn"]["error"]
 
 

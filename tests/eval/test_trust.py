@@ -89,12 +89,13 @@ def test_errors_are_excluded_from_accuracy_retried_and_bounded(repo_copy):
 
 
 def test_harness_exception_is_an_error_and_is_retried(repo_copy):
-    """A task the harness cannot run (here: an input file name the sandbox refuses) is an `error`
-    record, never journalled as finished, retried on the next run."""
+    """A task the harness cannot run (here: a document name the sandbox's file system refuses, a
+    component over NAME_MAX) is an `error` record, never journalled as finished, retried on the
+    next run."""
     math_tasks(repo_copy, 1)
     path = repo_copy / "data/tasks/math.jsonl"
     row = json.loads(path.read_text())
-    row["input_files"] = {"../../etc/escape.txt": "x"}
+    row["input_files"] = {"a" * 300 + ".txt": "x"}
     path.write_text(json.dumps(row) + "\n")
     with ChatServer(ScriptedModel([assistant("x", tool_call("submit", {}))] * 4, name="m")) as srv:
         add_model(repo_copy, "m", srv.base_url, eval={"max_error_share": 1.0, "repeats": {"math": 1}})

@@ -73,6 +73,7 @@ def test_eval_metrics_interval_matches_the_old_one():
             self.task_id, self.repeat, self.reward, self.score, self.termination = tid, rep, reward, {"scorer": "x"}, "submitted"
             self.turns, self.prompt_tokens, self.completion_tokens, self.cached_tokens = 1, 0, 0, 0
             self.wall_s = self.llm_s = self.env_s = 0.0
+            self.mode, self.sandbox_start_s, self.acquire_wait_s = "vanilla", 0.0, 0.0
     rr = random.Random(3)
     trs = [T(f"t{i}", k, float(rr.random() < (i % 5) / 5)) for i in range(30) for k in range(3)]
     m = compute_metrics(trs, {}, 90, 1.0)

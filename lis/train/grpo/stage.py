@@ -42,7 +42,7 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
                    overrides: dict[str, Any] | None = None, name: str | None = None,
                    engine_wrapper: Any = None) -> dict[str, Any]:
-    from lis.manifest import read_json, stage_manifest, write_json
+    from lis.manifest import read_image_manifest, read_model_manifest, stage_manifest, write_json
     from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
     from lis.tasks.io import read_tasks
@@ -67,14 +67,14 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
 
     # will it fit? one line naming the largest term and its knob, before any work (lis train plan)
     memory_plan = check_run(params, "grpo", init, section={**params.section("grpo"), **settings.__dict__})
-    init_manifest = _read(init / "manifest.json")
+    init_manifest = read_model_manifest(init)
     key = hash_obj({"settings": settings.key(), "mode": mode, "init": init_manifest.get("weights_sha256")
                     or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
     ckpt = CHECKPOINTS / f"{name}-{key}"
     ckpt.mkdir(parents=True, exist_ok=True)
     rank, n_proc = world()
     sandbox = sandbox_config(params, run_id=registry.RUN_ID,
-                             image_manifest=read_json(image_manifest) if mode != "vanilla" else None,
+                             image_manifest=read_image_manifest(image_manifest) if mode != "vanilla" else None,
                              backend=settings.sandbox_backend)
     agent_cfg = agent_config(params, sandbox=sandbox)
     log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode%s); checkpoints in %s", name,
@@ -173,10 +173,3 @@ def _summed(counts: list[dict[str, int]]) -> dict[str, int]:
         for k, v in c.items():
             out[k] = out.get(k, 0) + v
     return dict(sorted(out.items()))
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}

@@ -31,7 +31,7 @@ from typing import Any
 
 from lis.train.grpo.settings import GRPOSettings
 from lis.train.rollout.outcome import OUTCOMES
-from lis.util import progress
+from lis.util import progress as where_at
 from lis.util.jsonl import append_jsonl, read_jsonl
 from lis.util.stats import percentiles
 
@@ -350,7 +350,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
 
     class _Log(TrainerCallback):
         def on_step_end(self, args, tstate, control, **kwargs):
-            progress.at(f"GRPO step {tstate.global_step}/{s.steps}")
+            where_at.at(f"GRPO step {tstate.global_step}/{s.steps}")
             checks = trainer.checks.take(trainer.accelerator)  # every rank: a collective
             if state.get("pending") is not None:
                 state["pending"].update(checks)

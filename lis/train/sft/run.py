@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lis.errors import LisError
+from lis.manifest import read_model_manifest
 from lis.train.lora import default_lora
 from lis.util.progress import at as note_progress
 
@@ -166,7 +167,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             if (ckpt / "logs").is_dir():
                 shutil.copytree(ckpt / "logs", tmp / "logs", dirs_exist_ok=True)
                 _merge_csv(sorted((tmp / "logs").glob("run*/metrics.csv")), tmp / "logs" / "metrics.csv")
-            base_manifest = _read(base / "manifest.json")
+            base_manifest = read_model_manifest(base)
             tail = losses[-max(1, len(losses) // 10):] if losses else []
             manifest = {
                 "kind": "sft", "base": str(base), "base_id": base_manifest.get("id"), "settings": asdict(s),
@@ -217,13 +218,6 @@ def _held_out_loss(model: Any, held: list) -> float | None:
     with torch.no_grad():
         values = [(float(batch_loss(model, b)), len(b)) for b in length_batches(held, 4)]
     return round(sum(v * n for v, n in values) / sum(n for _, n in values), 4)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
 
 
 def _merge_csv(parts: list[Path], dest: Path) -> None:

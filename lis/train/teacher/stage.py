@@ -47,7 +47,7 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
 def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifest: Path) -> dict[str, Any]:
     from lis.util.jsonl import append_jsonl, write_jsonl
     from lis.errors import LisError
-    from lis.manifest import read_json, stage_manifest, write_json
+    from lis.manifest import read_image_manifest, stage_manifest, write_json
     from lis.models.scripted import ScriptedModel
     from lis.runtime import agent_config, chat_model, sandbox_config
     from lis.sandbox import registry
@@ -65,7 +65,7 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
         rows = read_tasks(context_tasks_path)
     elif int(sec["context_episodes"]):
         raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
-    sb_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=read_json(image_manifest),
+    sb_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=read_image_manifest(image_manifest),
                             backend=sec.get("sandbox_backend"))
     # the evaluation's agent settings (observation format, limits), under the teacher's turn limits
     cfg = agent_config(params, sandbox=sb_cfg)
