@@ -52,8 +52,8 @@ def _read_yaml(path: Path) -> Any:
         raise ParamsError(f"{path} is not UTF-8 text (byte {e.start})", "give a YAML file such as params.yaml") from None
     except OSError as e:
         raise ParamsError(f"cannot read {path} ({e.strerror or e})", "give a readable YAML file") from None
-    try:
-        return yaml.safe_load(text)
+    try:  # libyaml when the wheel has it: every lis command reads params.yaml, an overlay and the schema
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
@@ -171,18 +171,48 @@ class Params:
         return hash_obj({"profile": self.profile, name: self.data[name]})
 
 
+_LOADED: dict[tuple, Params] = {}  # what load() returned, by the exact text of every file it read
+
+
+def _inputs_key(pfile: Path, root: Path, profile: str | None) -> tuple | None:
+    """The texts load() would read (params file, schema, every overlay): a process that loads the
+    same files again (lis serve, the Inspect tasks, a test suite running commands in-process) skips
+    parsing and validating them. None when one cannot be read (load() then says why)."""
+    try:
+        files = [pfile, root / SCHEMA_FILE, *sorted((root / OVERLAY_DIR).glob("*.yaml"))]
+        return (str(pfile), profile, tuple((str(f), f.read_bytes()) for f in files))
+    except OSError:
+        return None
+
+
 def load(root: str | Path | None = None, profile: str | None = None, params_file: str | Path | None = None) -> Params:
     """Load params.yaml, apply the profile overlay, validate, and return the merged params.
 
     ``profile`` overrides the file's ``profile:`` key (``snakemake --config profile=ci``).
     Raises ParamsError with one line naming the offending file and key.
     """
+    import copy
+
     if params_file is not None:
         pfile = Path(params_file).resolve()
         root = pfile.parent
     else:
         root = find_root(root or ".")
         pfile = root / PARAMS_FILE
+    key = _inputs_key(pfile, root, profile)
+    if key is not None and key in _LOADED:
+        got = _LOADED[key]
+        return Params(root=got.root, profile=got.profile, data=copy.deepcopy(got.data), sections=got.sections)
+    params = _load(pfile, root, profile)
+    if key is not None:
+        if len(_LOADED) >= 16:
+            _LOADED.clear()
+        _LOADED[key] = Params(root=params.root, profile=params.profile, data=copy.deepcopy(params.data),
+                              sections=params.sections)
+    return params
+
+
+def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     base = _read_yaml(pfile)
     if not isinstance(base, dict):
         raise ParamsError(f"{pfile.name}: expected a mapping of sections, got {type(base).__name__}")

@@ -1,7 +1,7 @@
 """The record fuzz suite (issue 26): for every record type (task, trajectory with its steps and calls,
 metrics) and every field of its model (lis/records.py), hostile values — the wrong type, NaN, infinity,
 a negative number, 5,000 levels of nesting, a lone surrogate, a 2 MB string, null — each in an
-otherwise valid file, through every command that reads that record. The rule for every case:
+otherwise valid file (a row file also gets its first row twice), through every command that reads that record. The rule for every case:
 
 - never "a bug in lis", never a traceback, never over 30 s;
 - exit 0 only when nothing was refused with an `error:` line (a tolerant reader — `lis eval run`, `lis
@@ -75,10 +75,15 @@ def _line(record: dict) -> str:
     return text.replace(json.dumps(DEEP), "[" * 5000 + "]" * 5000)
 
 
+FIRST_ID = {TaskRecord: "id", TrajectoryRecord: "task_id"}  # the key of the valid first row, whose id is "t0"
+
+
 def variants(model, good: dict) -> Iterator[tuple[str, str]]:
     for path in _paths(model, good):
         for label, value in HOSTILE.items():
             yield f"{'.'.join(map(str, path))} = {label}", _line(_set(good, path, value))
+    if model in FIRST_ID:  # a duplicate: the file's valid first row again
+        yield "the first record twice", _line({**good, FIRST_ID[model]: "t0"})
 
 
 RECORDS = {"task": (TaskRecord, TASK), "trajectory": (TrajectoryRecord, TRAJ), "metrics": (MetricsRecord, METRICS)}

@@ -56,7 +56,7 @@ rule efficiency:
 rule sandbox_memory:
     input:
         "data/image/manifest.json",
-        code(*CORE_NO_RECORDS, "lis/paths.py", "lis/sandbox", "lis/bench/__init__.py", "lis/bench/memory.py",
+        code(*CORE, "lis/paths.py", "lis/sandbox", "lis/bench/__init__.py", "lis/bench/memory.py",
              "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/cli/bench_memory.py"),
     output:
         "data/bench/sandbox_memory.json",
@@ -97,7 +97,7 @@ rule storage:
         quoted="data/reference/storage_quoted.yaml",
         image="data/image/manifest.json",
         memory="data/bench/sandbox_memory.json",
-        code=code(*CORE_NO_RECORDS, "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py",
+        code=code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py",
                   "lis/analysis/efficiency_storage.py", "lis/cli/efficiency_storage.py"),
     output:
         "data/analysis/storage.json",

@@ -34,8 +34,6 @@ def files_under(folder):
 # what the stage's command imports, and no more): a fix to a scorer re-scores, a fix to the loop
 # re-runs episodes, a change to the report only re-renders.
 CORE = ["lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/manifest.py", "lis/records.py", "lis/util", "lis/cli/options.py"]
-# Stages that read no task, trajectory or metrics record (the image, the memory and storage benches).
-CORE_NO_RECORDS = [p for p in CORE if p != "lis/records.py"]
 
 
 def code(*paths):

@@ -2,7 +2,7 @@
 rule image:
     input:
         files_under(P.section("image")["context"]),
-        code(*CORE_NO_RECORDS, "lis/paths.py", "lis/sandbox", "lis/cli/image.py"),
+        code(*CORE, "lis/paths.py", "lis/sandbox", "lis/cli/image.py"),
     output:
         "data/image/manifest.json",
     params:
