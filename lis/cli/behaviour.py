@@ -94,6 +94,7 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
     from lis.errors import LisError
     from lis.manifest import write_json
     from lis.util.log import setup_logging
+    from lis.util.progress import Progress, at
 
     setup_logging(log_file, verbose)
     params = load_params(profile, params_file) if (jobs or profile or params_file) else None
@@ -109,7 +110,13 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
         raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
                        "give trajectories.jsonl files or eval job folders that hold episodes")
     rules = load_rules()
-    rows = episode_rows(records, rules, settings["include_reasoning"], keep_verdicts=turns_out is not None)
+    bar = Progress("behaviour", len(records))
+    rows = []
+    for r in records:
+        rows += episode_rows([r], rules, settings["include_reasoning"], keep_verdicts=turns_out is not None)
+        bar.advance()
+    bar.close()
+    at("behaviour: rates and bootstrap intervals")
     report = behaviour_report(records, inputs, settings, rules, rows)
     write_json(out, report)
     log.info("wrote %s (%d episodes from %d files)", out, len(records), len(files))

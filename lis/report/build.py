@@ -26,6 +26,7 @@ from lis.report.replicates import replicates_table
 from lis.report.tables import Table, write_table
 from lis.report.viewer import MARKER
 from lis.util.hashing import hash_obj
+from lis.util.progress import at
 
 log = logging.getLogger("lis.report")
 
@@ -122,12 +123,15 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
         if not ctx.inputs.viewer and (out / VIEWER_DIR / MARKER).is_file():   # a viewer of an earlier run
             shutil.rmtree(out / VIEWER_DIR)
     written: list[Path] = []
+    at("report: tables")
     for t in tables:
         written += write_table(t, out / "tables")
 
     fig_dir = out / "figures"
     grid, models, domains, files = _figure1_grid(ctx)
+    at("report: figure 1")
     figs = [F.figure1(grid, models, domains, DOMAIN_TITLES, fig_dir, files, ctx.fmt.min_n)]
+    at("report: figure 2")
     figs.append(F.figure2(TA.figure2_frame(behaviour), DOMAIN_TITLES, fig_dir, [ANALYSIS["behaviour"]]))
     runs: dict[str, list[dict[str, str]]] = {}
     run_files: list[str] = []
@@ -136,6 +140,7 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
         ctx.reader.json(m_rel)
         runs[run] = ctx.reader.csv(csv_rel)
         run_files += [m_rel, csv_rel]
+    at("report: training curves")
     figs.append(F.training_curves(runs, fig_dir, run_files,
                                   waiting="waits for training: jobs.grpo_data is empty and llm-rl is not evaluated "
                                           "(stages grpo / llm_rl)" if not ctx.inputs.runs else ""))
@@ -144,6 +149,7 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
 
     viewer = None
     if ctx.inputs.viewer:
+        at("report: trajectory viewer")
         viewer = _viewer(ctx, out)
         written.append(out / viewer)
     else:   # the stage declares the folder: present, saying why it holds no pages
@@ -151,6 +157,7 @@ def build_report(root: Path, data: dict[str, Any], profile: str, out: Path, clea
         note = out / VIEWER_DIR / "README.md"
         note.write_text("The trajectory viewer is off (report.trajectories: false): no episode pages here.\n")
         written.append(note)
+    at("report: index")
     timings = _timings(ctx)
     shares = _stage_shares(timings)
     sections = {s: hash_obj(data.get(s)) for s in SECTIONS if s in data}

@@ -148,7 +148,8 @@ class Sandbox(ABC):
         self.id = ""
         self._chan: _Channel | None = None
         self._buf = bytearray()
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()   # one request at a time
+        self._close_lock = threading.Lock()  # not the request's: closing never waits for a command
         self._closed = False
         self._seq = 0
         self.info: dict = {}
@@ -210,10 +211,12 @@ class Sandbox(ABC):
         return {"limit": n, "name": f"pids {n}"}
 
     def close(self) -> None:
-        """Destroy the sandbox. Safe to call twice and from signal handlers."""
+        """Destroy the sandbox. Safe to call twice, from any thread and from signal handlers; it does
+        not wait for a request in progress (a command can run for its whole timeout: a Ctrl-C that
+        waited for it kept `lis eval run` alive for 100 s): that request fails with SandboxError."""
         from lis.sandbox import registry
 
-        with self._lock:
+        with self._close_lock:
             if self._closed:
                 return
             self._closed = True
@@ -226,9 +229,9 @@ class Sandbox(ABC):
         registry.unregister(self)
 
     def kill(self) -> None:
-        """Destroy the sandbox now, from any thread, without waiting for a request in progress
-        (``close`` waits for it): that request fails with SandboxError, and ``close`` still follows
-        as usual. For cancelling one episode while its command runs (lis serve)."""
+        """Destroy the sandbox now, from any thread, without waiting for a request in progress: that
+        request fails with SandboxError (not blamed on the sandbox's memory), and ``close`` still
+        follows as usual. For cancelling one episode while its command runs (lis serve)."""
         self._killed = True  # what follows is our doing, not the sandbox's memory
         self._destroy()
 

@@ -122,6 +122,65 @@ def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
     assert m["terminations"] == {"submitted": 1, "timeout": 1} and m["errors"] == 0, m
 
 
+def _script(behaviours: list[str]) -> list[str]:
+    """Each behaviour answers one episode's first call, a valid reply the next (as in lis run's test)."""
+    return [x for b in behaviours for x in ([b] if b == "submit" else [b, "submit"])]
+
+
+def test_lis_eval_run_meets_every_bad_reply_and_keeps_each_episode(repo_copy, image_tag):
+    """Every turn type of the hostile server, one per task of one eval job (one worker, so in order):
+    each episode ends as lis run's does, with its answer and steps; the job finishes with no error."""
+    names = sorted(AFTER_ONE)
+    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", str(len(names)), "--out",
+         "data/tasks/math.jsonl"], cwd=repo_copy)
+    with HostileServer(_script(names)) as srv:
+        params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+        params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
+                                       "api_key_env": "NO_KEY", "max_retries": 2, "backoff_s": 0.1}
+        params["eval"].update({"max_error_share": 1.0, "repeats": {"math": 1}})
+        (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        t0 = time.monotonic()
+        run(["lis", "eval", "run", "--model", "hostile", "--domain", "math", "--mode", "sandbox", "--profile", "ci",
+             "--workers", "1"], cwd=repo_copy, timeout=300)
+        wall = time.monotonic() - t0
+        assert srv.served == _script(names), srv.served  # each reply asked for once, none after
+    job = repo_copy / "data/eval/hostile/math/sandbox"
+    recs = [json.loads(x) for x in (job / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted((r["termination"], r["turns"]) for r in recs) == sorted(AFTER_ONE.values())
+    assert all(r["answer"] == "42" for r in recs) and wall < 180, wall
+    m = json.loads((job / "metrics.json").read_text())
+    assert m["n"] == len(names) and m["errors"] == 0 and m["terminations"] == {"submitted": len(names)}
+    steps = [s for r in recs for s in r["steps"]]
+    assert any(s["reply_cut"] > 16 << 20 for s in steps)               # huge: cut, and not kept
+    assert (job / "trajectories.jsonl").stat().st_size < 4 << 20
+    assert any(len(s["calls"]) == 200 for s in steps)                   # many_calls: each ran
+    assert any(c["error"] == "bad_json" for s in steps for c in s["calls"])
+    assert any(s["invalid_text"] > 0 for s in steps)                    # non_utf8: replaced, counted
+
+
+def test_lis_serve_meets_every_bad_reply(tmp_path, image_tag):
+    """The same turn types through lis serve, one request each: every answer is the episode's, as in
+    lis run; the server stays healthy with nothing running after."""
+    from tests.serve.server import serving
+
+    names = sorted(AFTER_ONE)
+    with HostileServer(_script(names)) as srv, serving(srv.base_url, tmp_path) as served:
+        url = f"{served.base_url}/chat/completions"
+        got = {}
+        for name in names:
+            out = _post(url, {"model": "lis-agent", "messages": [{"role": "user", "content": "write 42"}]},
+                        timeout=120)
+            tid = out["lis"]["trajectory_id"]
+            with urllib.request.urlopen(f"{served.base_url}/trajectories/{tid}", timeout=10) as r:
+                traj = json.loads(r.read())
+            got[name] = (traj["termination"], traj["turns"])
+            assert traj["answer"] == "42", (name, traj["error"])
+        assert srv.served == _script(names), srv.served
+        health = served.health()
+        assert health["running"] == 0 and health["status"] == "ok", health
+    assert got == AFTER_ONE
+
+
 def _post(url: str, body: dict, timeout: float) -> dict:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:

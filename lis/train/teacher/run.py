@@ -95,10 +95,12 @@ def successful(rec: Trajectory, task: Task, min_reward: float) -> bool:
 
 def run_teacher(items: list[TeacherItem], base_cfg, *, pool=None, model_for: Callable[[TeacherItem], Any],
                 min_reward: float = 1.0, workers: int = 8,
-                on_done: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+                on_done: Callable[[dict[str, Any]], None] | None = None,
+                done: dict[int, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Run every item (concurrently, ``workers`` at once) and return the records as dicts, each with
-    a ``teacher`` entry (source, no_loss_turns, success). ``model_for(item)`` gives the ChatModel
-    of an episode (a ScriptedModel with the item's replies, or a shared model teacher)."""
+    a ``teacher`` entry (source, no_loss_turns, success, index). ``model_for(item)`` gives the
+    ChatModel of an episode (a ScriptedModel with the item's replies, or a shared model teacher).
+    ``done`` (index → record, from an interrupted run of the same items) is kept, not run again."""
     from lis.agent.episode import run_task
     from lis.rewards import score
 
@@ -118,8 +120,11 @@ def run_teacher(items: list[TeacherItem], base_cfg, *, pool=None, model_for: Cal
         return d
 
     out: list[dict[str, Any] | None] = [None] * len(items)
+    for i, d in (done or {}).items():
+        if 0 <= i < len(items):
+            out[i] = d
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lis-teacher") as ex:
-        pending = {ex.submit(one, i, it): i for i, it in enumerate(items)}
+        pending = {ex.submit(one, i, it): i for i, it in enumerate(items) if out[i] is None}
         try:
             while pending:
                 finished, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)

@@ -85,12 +85,21 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
     workers = int(sec["workers"])
     out.mkdir(parents=True, exist_ok=True)
     path = out / "trajectories.jsonl"
-    tmp = out / ".trajectories.jsonl.tmp"
-    tmp.unlink(missing_ok=True)
-    bar = Progress("teacher", len(items))
+    # the episodes an interrupted run of these same items finished (its partial file, named by what
+    # decides the episodes: settings, tasks, image, agent), kept; another run's partial file is dropped
+    key = hash_obj({"teacher": sec, "tasks": [t.to_dict() for t in rows], "image": sb_cfg.image or sb_cfg.rootfs,
+                    "agent": params.section("agent")})
+    tmp = out / f".trajectories.{key}.jsonl.tmp"
+    for stale in out.glob(".trajectories.*.tmp"):
+        if stale != tmp:
+            stale.unlink(missing_ok=True)
+    done = _finished(tmp, len(items))
+    if done:
+        log.info("teacher: %d of %d episodes kept from the interrupted run (%s)", len(done), len(items), tmp.name)
+    bar = Progress("teacher", len(items), done=len(done))
     with SandboxPool(sb_cfg, max_concurrent=workers, warm=min(workers, 2)) as pool:
         records = run_teacher(items, cfg, pool=pool, model_for=model_for, min_reward=float(sec["min_reward"]),
-                              workers=workers, on_done=lambda d: (append_jsonl(tmp, d), bar.advance()))
+                              workers=workers, on_done=lambda d: (append_jsonl(tmp, d), bar.advance()), done=done)
     bar.close()
     records.sort(key=lambda d: d["teacher"]["index"])
     write_jsonl(path, records)  # atomically, in teacher order (tmp holds them in finishing order)
@@ -107,6 +116,22 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
                               model=sec["model"], image=sb_cfg.image or sb_cfg.rootfs)
     write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def _finished(tmp: Path, n: int) -> dict[int, dict[str, Any]]:
+    """index → record of the episodes a partial file holds that finished (not interrupted; a torn
+    last line, from a kill mid-write, is skipped)."""
+    from lis.agent.trajectory import INTERRUPTED
+    from lis.util.jsonl import read_jsonl
+
+    if not tmp.is_file():
+        return {}
+    out: dict[int, dict[str, Any]] = {}
+    for d in read_jsonl(tmp, mode="tolerant"):
+        index = (d.get("teacher") or {}).get("index") if isinstance(d.get("teacher"), dict) else None
+        if isinstance(index, int) and 0 <= index < n and d.get("termination") != INTERRUPTED:
+            out[index] = d
+    return out
 
 
 def dataclass_replace(obj, **kw):
