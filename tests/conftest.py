@@ -201,3 +201,24 @@ def prompt() -> list[dict]:
     messages = render_prompts(load_samples("math")[0], "sandbox")
     messages[-1]["content"] += "\nSteps Remaining: 6"
     return messages
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Where the suite's time went: minutes per test folder (set-up, call and teardown), slowest first."""
+    from collections import defaultdict
+
+    spent: dict[str, float] = defaultdict(float)
+    count: dict[str, set] = defaultdict(set)
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            nodeid, duration = getattr(rep, "nodeid", ""), getattr(rep, "duration", None)
+            if not nodeid or duration is None:
+                continue
+            parts = nodeid.split("::")[0].split("/")
+            folder = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+            spent[folder] += duration
+            count[folder].add(nodeid)
+    if spent:
+        terminalreporter.write_sep("=", "time per test folder")
+        for folder, s in sorted(spent.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{s / 60:7.1f} min  {len(count[folder]):5d} tests  {folder}")
