@@ -131,6 +131,7 @@ setup_slurm() {
   if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('snakemake-executor-plugin-slurm') != '$want')" 2>/dev/null; then
     log "installing the slurm extra (snakemake-executor-plugin-slurm)"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock -e '.[test,inspect,slurm]' 2>&1 | quiet_pip >&2 || true
+    rm -rf lis.egg-info  # as after the venv's install: left here, it unregisters the Inspect tasks' lis/ prefix
     "$VENV/bin/python" -c 'import snakemake_executor_plugin_slurm' || die "could not install the slurm extra; see the pip output above"
   fi
   bash scripts/slurm-cluster.sh install
