@@ -75,25 +75,18 @@ def read_json(path: str | Path, expect: type | None = None) -> Any:
     UTF-8, not JSON, or (``expect``) not of the expected type, e.g. ``dict`` for a manifest."""
     from lis.errors import LisError
 
-    from lis.util.jsonl import no_constant
-
     path = Path(path)
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise LisError(f"{path} does not exist", "run the stage that produces it (snakemake --cores all paper)") from None
     except IsADirectoryError:
         raise LisError(f"{path} is a folder, not a JSON file", "give the JSON file") from None
     except UnicodeDecodeError as e:
         raise LisError(f"{path} is not UTF-8 text (byte {e.start}), so not JSON", "rerun the stage that produces it") from None
-    except json.JSONDecodeError as e:
-        raise LisError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})", "rerun the stage that produces it") from None
-    except RecursionError:
-        raise LisError(f"{path} is not valid JSON (nested too deep)", "rerun the stage that produces it") from None
-    except ValueError as e:  # NaN / Infinity (strict JSON)
-        raise LisError(f"{path} is not valid JSON ({e})", "rerun the stage that produces it") from None
     except OSError as e:
         raise LisError(f"cannot read {path} ({e.strerror or e})", "give a readable JSON file") from None
+    obj = parse_json(text, str(path))
     if expect is not None and not isinstance(obj, expect):
         names = {dict: "an object", list: "a list"}
         raise LisError(f"{path} holds {names.get(type(obj), type(obj).__name__)}, not {names.get(expect, expect.__name__)}",
@@ -126,3 +119,19 @@ def read_model_manifest(folder: str | Path) -> dict[str, Any]:
 
     path = Path(folder) / "manifest.json"
     return read_manifest(path, ModelManifestRecord) if path.is_file() else {}
+
+
+def parse_json(text: str, where: str, hint: str = "rerun the stage that produces it") -> Any:
+    """Strict JSON (NaN and Infinity are not numbers) from ``text``; anything else, nesting too deep
+    included, is one LisError naming ``where``."""
+    from lis.errors import LisError
+    from lis.util.jsonl import no_constant
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as e:
+        raise LisError(f"{where} is not valid JSON ({e.msg} at line {e.lineno})", hint) from None
+    except RecursionError:
+        raise LisError(f"{where} is not valid JSON (nested too deep)", hint) from None
+    except ValueError as e:  # NaN / Infinity
+        raise LisError(f"{where} is not valid JSON ({e})", hint) from None

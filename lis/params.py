@@ -200,16 +200,14 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
         root = find_root(root or ".")
         pfile = root / PARAMS_FILE
     key = _inputs_key(pfile, root, profile)
-    if key is not None and key in _LOADED:
-        got = _LOADED[key]
-        return Params(root=got.root, profile=got.profile, data=copy.deepcopy(got.data), sections=got.sections)
-    params = _load(pfile, root, profile)
-    if key is not None:
+    if key is None:
+        return _load(pfile, root, profile)
+    if key not in _LOADED:
         if len(_LOADED) >= 16:
             _LOADED.clear()
-        _LOADED[key] = Params(root=params.root, profile=params.profile, data=copy.deepcopy(params.data),
-                              sections=params.sections)
-    return params
+        _LOADED[key] = _load(pfile, root, profile)
+    got = _LOADED[key]  # kept unchanged: every caller gets its own copy of the data
+    return Params(root=got.root, profile=got.profile, data=copy.deepcopy(got.data), sections=got.sections)
 
 
 def _load(pfile: Path, root: Path, profile: str | None) -> Params:

@@ -14,14 +14,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from lis.errors import LisError
+from lis.manifest import parse_json
 from lis.records import ImageManifestRecord, ModelManifestRecord, check
-from lis.util.jsonl import iter_jsonl, no_constant
+from lis.util.jsonl import iter_jsonl
 
 ANALYSIS = {
     "behaviour": "data/analysis/behaviour.json",
@@ -191,16 +191,7 @@ class Reader:
     def json(self, rel: str, expect: type | None = dict) -> Any:
         """A declared JSON input; every one the report reads is an object (a manifest, metrics, an
         analysis), so anything else is refused in one line naming the file."""
-        text = self.text(rel)
-        try:
-            obj = json.loads(text, parse_constant=no_constant)
-        except json.JSONDecodeError as e:
-            raise LisError(f"{rel} is not valid JSON ({e.msg} at line {e.lineno})",
-                           "rerun the stage that produces it") from None
-        except RecursionError:
-            raise LisError(f"{rel} is not valid JSON (nested too deep)", "rerun the stage that produces it") from None
-        except ValueError as e:  # NaN / Infinity: strict JSON
-            raise LisError(f"{rel} is not valid JSON ({e})", "rerun the stage that produces it") from None
+        obj = parse_json(self.text(rel), rel)
         if expect is not None and not isinstance(obj, expect):
             raise LisError(f"{rel} holds {type(obj).__name__} JSON, not an object",
                            "rerun the stage that produces it")
