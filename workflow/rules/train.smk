@@ -67,6 +67,7 @@ rule teacher:
 
 rule sft:
     priority: 50
+    threads: max(1, int(P.section("sft")["threads"]))  # the cores its trainer uses: nothing else is given them
     input:
         base="data/models/base",
         data="data/train/teacher/trajectories.jsonl",
@@ -85,6 +86,7 @@ rule sft:
 
 rule grpo:
     priority: 40
+    threads: max(1, int(P.section("grpo")["threads"]))
     input:
         init="data/models/sft",
         data="data/train/context/{variant}.jsonl",
@@ -108,6 +110,7 @@ rule grpo:
 
 
 rule llm_rl:
+    threads: max(1, int(P.section("grpo")["threads"]))
     input:
         init="data/models/sft",
         data="data/train/context/files.jsonl",
