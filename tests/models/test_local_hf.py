@@ -152,13 +152,25 @@ def test_missing_folder_is_a_model_error(tmp_path):
     assert "nope" in str(err.value) and "models.small.model" in err.value.hint
 
 
-def test_unset_sampling_falls_back_to_the_generation_config(tiny_model, prompt, open_prompt):
+@pytest.fixture(scope="module")
+def random_model(tiny_dir, tmp_path_factory):
+    """The tiny agent's shape and tokenizer with random weights: a near-flat next-token distribution
+    whatever the training did, for checks of the sampling mechanics (the trained agent can be certain
+    of every token of a prompt: 4 draws of 24 tokens at T 1.0 were then one sequence)."""
+    from lis.train.tiny.random_model import build_random
+
+    out = tmp_path_factory.mktemp("random") / "tiny-random"
+    build_random(out, json.loads((tiny_dir / "config.json").read_text()), tokenizer_dir=tiny_dir, seed=0)
+    return LocalHFModel.load(out, name="tiny-random", device="cpu", seed=0)
+
+
+def test_unset_sampling_falls_back_to_the_generation_config(random_model, prompt, open_prompt):
     import copy
 
-    greedy = tiny_model.chat(prompt, TOOLS, Sampling(temperature=0, max_tokens=24)).completion_ids
-    model = copy.deepcopy(tiny_model.model)
+    greedy = random_model.chat(prompt, TOOLS, Sampling(temperature=0, max_tokens=24)).completion_ids
+    model = copy.deepcopy(random_model.model)
     model.generation_config.do_sample = False
-    m = LocalHFModel(model, tiny_model.tokenizer, seed=1)
+    m = LocalHFModel(model, random_model.tokenizer, seed=1)
     assert m.chat(prompt, TOOLS, Sampling(max_tokens=24)).completion_ids == greedy
     model.generation_config.do_sample, model.generation_config.top_k = True, 1
     assert m.chat(prompt, TOOLS, Sampling(max_tokens=24, seed=4)).completion_ids == greedy
