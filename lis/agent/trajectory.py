@@ -15,6 +15,13 @@ INFRA = frozenset({"model_error", "sandbox_error", "error"})
 INTERRUPTED = "interrupted"  # Ctrl-C or the episode's own cancellation
 
 
+def wall_clock_limited(record: "Trajectory") -> bool:
+    """Whether a wall-clock limit decided part of the episode (its own timeout, or a command's): on a
+    slower or busier machine the same tokens could have gone another way, so a run with one is not
+    reproducible from its seed alone (the deterministic mode reports it)."""
+    return record.termination == "timeout" or any(c.timed_out for s in record.steps for c in s.calls)
+
+
 @dataclass
 class ToolCallRecord:
     id: str

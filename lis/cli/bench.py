@@ -180,6 +180,58 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
     typer.echo(text)
 
 
+@app.command("determinism")
+def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
+                tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",
+                                           help="Training context tasks (GRPO's prompts, in order)."),
+                steps: int = typer.Option(6, "--steps", min=2, max=1000, help="GRPO steps' rollouts, each in both modes."),
+                out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
+                profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
+    """The deterministic rollout mode against the default: GRPO's rollouts (the grpo section's shape,
+    real sandboxes, nothing trained), each step in both modes in alternating order; rollout seconds
+    per step, their ratio with a 95% interval, and whether a step run again repeats its episodes."""
+    import dataclasses
+
+    from lis.errors import LisError
+    from lis.models.local_hf import LocalHFModel
+    from lis.runtime import agent_config, sandbox_config
+    from lis.sandbox import registry
+    from lis.tasks.io import read_tasks
+    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.rollout.bench_modes import bench_modes
+    from lis.train.rollout.group import RolloutSettings
+    from lis.util.log import console
+
+    registry.install_signal_handlers()
+    p = load_params(profile, params_file)
+    if not tasks.is_file():
+        raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
+    found = read_tasks(tasks)
+    if not found:
+        raise LisError(f"no tasks in {tasks}", "give the context tasks stage's JSONL (lis context-tasks)")
+    g = GRPOSettings.from_params(p.section("grpo"))
+    if g.threads:
+        import torch
+
+        torch.set_num_threads(g.threads)
+    sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", backend=g.sandbox_backend)
+    cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns,  # as train_grpo's episodes
+                              max_context_tokens=g.max_prompt_tokens + g.max_episode_tokens,
+                              sampling=dataclasses.replace(g.rl_sampling(), max_tokens=None))
+    settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
+                               overlong_reward=g.overlong_reward, retries=g.retries, sampling=g.rl_sampling(seed=g.seed))
+    policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=g.seed, sampling=g.rl_sampling(),
+                               max_batch=int(g.engine["max_batch"]), max_batch_tokens=int(g.engine["max_batch_tokens"]))
+    with console.status("benchmarking the rollout modes") as status:
+        res = bench_modes(policy, found, cfg, sandbox, settings, g, steps=steps,
+                          progress=lambda s: status.update(f"benchmarking the rollout modes: {s}"))
+    text = json.dumps(res, indent=1)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    typer.echo(text)
+
+
 @app.command("serve")
 def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="Requests of the load phase."),
           concurrent: int = typer.Option(64, "--concurrent", min=1, max=256, help="Requests at once."),

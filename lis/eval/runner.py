@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.agent.episode import run_task
-from lis.agent.trajectory import Trajectory, episode_key
+from lis.agent.trajectory import Trajectory, episode_key, wall_clock_limited
 from lis.errors import LisError
 from lis.eval.jobs import EvalJob, repeats_for, settings_hash, task_hash
 from lis.eval.journal import INFRA, INTERRUPTED, Journal
@@ -33,6 +33,7 @@ from lis.runtime import agent_config, episode_seed, model_spec, sandbox_config
 from lis.tasks.schema import Task
 from lis.util import cancel
 from lis.util.progress import at as note_progress
+from lis.util.slots import SlotExecutor
 from lis.util.jsonl import iter_jsonl, read_text, write_jsonl
 
 log = logging.getLogger("lis.eval")
@@ -149,6 +150,9 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         sandbox_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=image_manifest)
     cfg = agent_config(params, spec=spec, domain=job.domain, sandbox=sandbox_cfg)
     ev = params.section("eval")
+    if bool(ev["deterministic"]) and spec.get("backend") == "local":
+        # each turn's sampled ids and log-probabilities go into the trajectories: two runs compare bit for bit
+        cfg = dataclasses.replace(cfg, keep_token_ids=True)
     base_seed, max_attempts, max_share = int(ev["seed"]), int(ev["max_attempts"]), float(ev["max_error_share"])
     shash = settings_hash(job, spec, cfg, sandbox_cfg, base_seed)
     thash = {t.id: task_hash(t) for t in tasks}
@@ -212,8 +216,22 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         scorer.apply(rec)
         return rec
 
-    executor = ThreadPoolExecutor(max_workers=max(1, n_workers), thread_name_prefix="lis-eval")
+    lockstep = None
+    if todo and bool(ev["deterministic"]):
+        if callable(getattr(model, "lockstep", None)):
+            lockstep = model.lockstep(max(1, min(n_workers, len(todo))))
+        else:
+            log.warning("%s: eval.deterministic has no effect on model %s (%s backend): only an in-process model "
+                        "decodes in rounds formed by rule", job.name, job.model, spec.get("backend"))
+    executor: Any
+    if lockstep is not None:
+        step = lockstep.__enter__()
+        executor = SlotExecutor(max(1, min(n_workers, len(todo))), enter=step.slot, name="lis-eval")
+    else:
+        executor = ThreadPoolExecutor(max_workers=max(1, n_workers), thread_name_prefix="lis-eval")
     futures: dict[Future, tuple[Task, int, int]] = {executor.submit(one, *item): item for item in todo}
+    if lockstep is not None:
+        executor.start()
     pending: set[Future] = set(futures)
     try:
         while pending:
@@ -227,6 +245,9 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         _interrupt(executor, pending, futures, journal, job, meta_for)
         progress.close()
         raise
+    finally:
+        if lockstep is not None:
+            lockstep.__exit__(None, None, None)
     executor.shutdown(wait=True)
     progress.close()
     if pool is not None:
@@ -243,6 +264,7 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
                                         "settings_hash": shash, "scoring_hash": scorer.hash},
                               expected, time.monotonic() - t0)
     metrics["limits"] = {"max_attempts": max_attempts, "max_error_share": max_share}
+    metrics["deterministic"] = _deterministic(bool(ev["deterministic"]), model, records)
     if metrics["n"] and metrics["error_share"] > max_share:
         for stale in ("metrics.json", "trajectories.jsonl"):  # never leave an older number in place
             (out_dir / stale).unlink(missing_ok=True)
@@ -258,7 +280,7 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
     return metrics
 
 
-def _interrupt(executor: ThreadPoolExecutor, pending: set[Future], futures: dict, journal: Journal, job: EvalJob,
+def _interrupt(executor: ThreadPoolExecutor | SlotExecutor, pending: set[Future], futures: dict, journal: Journal, job: EvalJob,
                meta_for) -> None:
     """Ctrl-C: start nothing new, remove our sandboxes, give running episodes a moment to stop,
     and record the ones still in flight as interrupted (retried on the next run)."""
@@ -275,6 +297,16 @@ def _interrupt(executor: ThreadPoolExecutor, pending: set[Future], futures: dict
         journal.append(_error_record(task, job, INTERRUPTED, **meta))
     log.warning("%s: interrupted; %d episode(s) in flight recorded as interrupted, %d not started "
                 "(run again to resume)", job.name, len(running), len(pending) - len(running))
+
+
+def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[str, Any]:
+    """Whether the job's trajectories are a function of the seed alone: the mode was on, the model
+    decoded in rounds (in-process), and no wall-clock limit decided an episode (a command or an
+    episode timeout: a slower machine could have let it finish)."""
+    timed_out = sum(1 for r in records if wall_clock_limited(r))
+    local = model is None or callable(getattr(model, "lockstep", None))
+    return {"mode": asked, "wall_clock_limited_episodes": timed_out,
+            "reproducible": bool(asked and local and timed_out == 0)}
 
 
 def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:

@@ -196,22 +196,68 @@ class BatchEngine:
         (bad request, engine closed, the model failed) or ``cancel.Interrupted``.
         """
         cancel.check()
-        prompt = self._check(prompt_ids, max_new_tokens, temperature, top_k, top_p, repetition_penalty)
-        if max_new_tokens == 0:
+        req = self._request(prompt_ids, max_new_tokens, temperature, top_k, top_p, repetition_penalty, seed,
+                            generator, stop_ids)
+        if req.done.is_set():  # max_new_tokens 0
             return Draw([], [], False)
+        self._enqueue([req])
+        return self._await(req)
+
+    def generate_many(self, calls: list[dict[str, Any]]) -> list[Draw | BaseException]:
+        """Several :meth:`generate` calls (each a dict of its arguments) queued at once, in this order,
+        so that the worker admits them together: what :class:`~lis.models.lockstep.Lockstep` uses to
+        form batches by rule. Blocks until every one is done; each result is its Draw, or the error
+        that call alone would have raised (a bad request fails only itself). Raises ModelError when
+        the engine is closed, ``cancel.Interrupted`` on cancellation."""
+        cancel.check()
+        reqs: list[_Request | BaseException] = []
+        for call in calls:
+            call = dict(call)
+            try:
+                reqs.append(self._request(call.pop("prompt_ids"), call.pop("max_new_tokens"), **call))
+            except ModelError as e:
+                reqs.append(e)
+        live = [r for r in reqs if isinstance(r, _Request) and not r.done.is_set()]
+        if live:
+            self._enqueue(live)
+        out: list[Draw | BaseException] = []
+        for req in reqs:
+            if isinstance(req, BaseException):
+                out.append(req)
+                continue
+            try:
+                out.append(self._await(req))
+            except ModelError as e:
+                out.append(e)
+        return out
+
+    def _request(self, prompt_ids: Any, max_new_tokens: Any, temperature: float = 1.0, top_k: int | None = None,
+                 top_p: float | None = None, repetition_penalty: float | None = None, seed: int | None = None,
+                 generator: torch.Generator | None = None, stop_ids: set[int] | None = None) -> _Request:
+        """A checked request (already done when ``max_new_tokens`` is 0); ModelError when it is bad."""
+        prompt = self._check(prompt_ids, max_new_tokens, temperature, top_k, top_p, repetition_penalty)
         if seed is not None:
             gen = torch.Generator().manual_seed(int(seed))
         else:
             gen = generator if generator is not None else torch.Generator().manual_seed(secrets.randbits(63))
         stops = self.stop_ids if stop_ids is None else frozenset(int(i) for i in stop_ids)
         req = _Request(prompt, int(max_new_tokens), float(temperature), top_k, top_p, repetition_penalty, gen, stops)
+        if max_new_tokens == 0:
+            req.done.set()
+        return req
+
+    def _enqueue(self, reqs: list[_Request]) -> None:
+        """Queue ``reqs`` in one go (the worker sees all of them or none)."""
         with self._cond:
             if self._closed or self._broken:
                 raise ModelError(f"model '{self.name}': the batch engine is "
                                  f"{'closed' if self._closed else 'stopped (' + str(self._broken) + ')'}",
                                  "load the model again")
-            self._queue.append(req)
+            self._queue.extend(reqs)
             self._cond.notify_all()
+
+    def _await(self, req: _Request) -> Draw:
+        """Wait for ``req`` (watching for cancellation and a dead worker); its Draw, or its error raised."""
         while not req.done.wait(POLL_S):
             if cancel.requested():
                 req.abandoned = True

@@ -17,12 +17,13 @@ pass per step for all of them); :meth:`LocalHFModel.generate_ids` is the token-l
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
 from lis.util.text import safe_result
@@ -158,6 +159,25 @@ class LocalHFModel:
         inner = self.engine
         with self._engine_lock:
             self._engine = wrap(inner)
+
+    @contextlib.contextmanager
+    def lockstep(self, slots: int) -> Iterator[Any]:
+        """Generate in rounds formed by rule for the duration (the deterministic rollout mode):
+        the engine goes behind a :class:`~lis.models.lockstep.Lockstep` of ``slots`` slots, and every
+        generation must come from a thread inside ``with step.slot(i)``. ModelError when the engine
+        cannot queue a round in one go (a vLLM server)."""
+        from lis.models.lockstep import Lockstep
+
+        inner = self.engine
+        step = Lockstep(inner, slots, name=self.name)
+        with self._engine_lock:
+            self._engine = step
+        try:
+            yield step
+        finally:
+            with self._engine_lock:
+                if self._engine is step:
+                    self._engine = inner
 
     def weights_changed(self) -> None:
         """The model was trained in place: the engine forgets the caches it kept of earlier turns."""

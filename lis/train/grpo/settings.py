@@ -50,6 +50,7 @@ class GRPOSettings:
     precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
     lora: dict[str, Any] = field(default_factory=default_lora)
     engine: dict[str, Any] = field(default_factory=lambda: {"max_batch": 64, "max_batch_tokens": 81920})
+    rollout: dict[str, Any] = field(default_factory=lambda: {"deterministic": False})  # batches by rule (lockstep)
     seed: int = 0
     threads: int = 0                     # CPU threads for training (0: torch's default)
     sandbox_workers: int = 64            # sandboxes at once (a step's episodes run concurrently)
@@ -62,7 +63,8 @@ class GRPOSettings:
         moving between in-process generation and a vLLM server, or to another server URL, or to
         another sandbox backend, or with another engine budget or checkpoint policy: the episodes'
         observations are the same)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("vllm", "sandbox_backend", "engine", "checkpoints")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("vllm", "sandbox_backend", "engine", "checkpoints",
+                                                                "rollout")}
 
     @classmethod
     def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":

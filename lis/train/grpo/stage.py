@@ -36,7 +36,9 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
                 "retried_episodes", "loss", "loss_value", "grad_norm", "learning_rate", "is_ratio_min",
                 "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max", "is_masked_fraction", "seq_logratio_mean",
                 "seq_logratio_min", "seq_logratio_per_1k_tokens", "trained_tokens", "loss_calls",
-                "loss_calls_eval_mode", "rollout_s", "longest_episode_s", "step_s")
+                "loss_calls_eval_mode", "wall_clock_limited", "task_ids", "group_rewards", "episodes_sha256", "rollout_s",
+                "longest_episode_s", "step_s")
+TIME_COLUMNS = ("rollout_s", "longest_episode_s", "step_s")  # what differs between two runs of the same seed
 
 
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
@@ -104,7 +106,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
         w = csv.DictWriter(f, fieldnames=PLOT_COLUMNS, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k) for k in PLOT_COLUMNS})
+            w.writerow({k: _cell(r.get(k)) for k in PLOT_COLUMNS})
     wall = time.monotonic() - t0
     metrics = {"model": name, "mode": mode, "data": data.stem, "steps": len(rows), "wall_s": round(wall, 1),
                "resumed_from": summary["resumed_from"], "sandbox_backend": None if mode == "vanilla" else sandbox.backend,
@@ -130,6 +132,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
                                        default=None),
                "loss_calls_eval_mode": sum(r.get("loss_calls_eval_mode") or 0 for r in rows),
                "settings": settings.__dict__,
+               "deterministic": _deterministic(settings, rows),
                "memory_plan": {k: memory_plan[k] for k in ("peak_gb", "peak_phase", "capacity_gb", "phases_gb",
                                                            "disk_gb", "setup", "dtypes")}}
     write_json(logs / "metrics.json", metrics)
@@ -173,3 +176,20 @@ def _summed(counts: list[dict[str, int]]) -> dict[str, int]:
         for k, v in c.items():
             out[k] = out.get(k, 0) + v
     return dict(sorted(out.items()))
+
+
+def _cell(value: Any) -> Any:
+    """A train_log.csv cell: a step's list (its prompts' task ids, its groups' mean rewards) as one
+    ';'-joined field, so that two runs' logs pair step by step (``lis report``, the rerun tests)."""
+    if isinstance(value, (list, tuple)):
+        return ";".join("" if v is None else str(v) for v in value)
+    return value
+
+
+def _deterministic(settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the run is a function of its seed alone (grpo.rollout.deterministic, in-process
+    generation, no wall-clock limit deciding an episode; docs/training.md, "Determinism")."""
+    mode = bool(settings.rollout["deterministic"])
+    limited = sum(int(r.get("wall_clock_limited") or 0) for r in rows)
+    return {"mode": mode, "wall_clock_limited_episodes": limited, "reproducible": mode and limited == 0}
+

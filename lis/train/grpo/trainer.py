@@ -20,6 +20,7 @@ step's statistics are gathered from every rank, and rank 0 alone writes the step
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import math
@@ -77,7 +78,7 @@ def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> l
     """What the step statistics need of each episode (small, picklable: gathered across ranks)."""
     keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s", "outcome", "fault",
             "command_timeouts", "malformed_calls", "turns_cut", "oom_commands", "attempts", "sandbox_start_s",
-            "acquire_wait_s")
+            "acquire_wait_s", "wall_clock_limited", "tokens_sha256")
     return [{"reward": r.reward, "raw_reward": r.raw_reward, "drift": r.drift, "error": r.error, "rank": rank,
              "episode": (t.id, seed), "stats": {k: r.stats[k] for k in keys}}
             for r, t, seed in zip(rollouts, tasks, seeds)]
@@ -120,6 +121,7 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
         "outcomes": outcomes, "faults": dict(sorted(faults.items())),
         **{k: sum(r.stats.get(k, 0) for r in rollouts) for k in IN_EPISODE_FAULTS},
         "retried_episodes": sum(1 for r in rollouts if r.stats.get("attempts", 1) > 1),
+        "wall_clock_limited": sum(r.stats.get("wall_clock_limited", 0) for r in rollouts),
         "sandboxes": _sandbox_stats(rollouts),
     }
 
@@ -131,6 +133,10 @@ def _sandbox_stats(rollouts: list) -> dict[str, Any] | None:
         return None
     return {"start_s": percentiles([b.get("sandbox_start_s") or 0.0 for b in boxed]),
             "acquire_wait_s": percentiles([b.get("acquire_wait_s") or 0.0 for b in boxed])}
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 6) if xs else None
 
 
 def _outcome(r) -> str:
@@ -258,7 +264,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     steplog = StepLog(log_path)
     rsettings = RolloutSettings(mode=mode, max_prompt_tokens=s.max_prompt_tokens,
                                 max_episode_tokens=s.max_episode_tokens, overlong_reward=s.overlong_reward,
-                                retries=s.retries, sampling=s.rl_sampling(seed=s.seed))
+                                retries=s.retries, sampling=s.rl_sampling(seed=s.seed),
+                                deterministic=bool(s.rollout["deterministic"]))
     # one sampling policy: the sessions' (rl_sampling), the agent loop's per-call settings the same (a
     # call's settings override the session's), the policy model's own (no generation_config fallback)
     policy_sampling = s.rl_sampling()
@@ -272,6 +279,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     server = ServerMode.from_settings(s.vllm)
     if server is not None:
         server.require_vllm()
+        if rsettings.deterministic:
+            raise LisError("grpo.rollout.deterministic needs the policy to generate in the training process; "
+                           f"grpo.vllm.mode is {s.vllm.get('mode')!r}",
+                           "set grpo.vllm.mode: none, or grpo.rollout.deterministic: false")
 
     def _wrap(policy) -> None:
         if engine_wrapper is not None:
@@ -335,8 +346,13 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         longest = max((r.stats["wall_s"] for r in every), default=0.0)
         by_rank = [sum(1 for f in facts if f["rank"] == k) for k in range(n_proc)]
         groups = [f["episode"][0] for f in facts[::s.samples_per_prompt]]  # the step's prompts, in order
-        per_episode = {"episode_rewards": [None if f["error"] else f["reward"] for f in facts],  # TRL's batch order
+        rewards = [None if f["error"] else f["reward"] for f in facts]  # TRL's batch order
+        per_episode = {"episode_rewards": rewards,
+                       "group_rewards": [_mean([r for r in rewards[i:i + s.samples_per_prompt] if r is not None])
+                                         for i in range(0, len(rewards), s.samples_per_prompt)],
                        "episode_trained_tokens": [f["stats"]["sampled_tokens"] for f in facts]}
+        joined = "".join(f["stats"]["tokens_sha256"] for f in facts)
+        per_episode["episodes_sha256"] = hashlib.sha256(joined.encode()).hexdigest()[:16]  # the step's episodes, in order
         row = {"step": step + 1, **stats, "task_ids": groups, **per_episode, "rollout_s": round(t_roll, 2),
                "longest_episode_s": round(longest, 2),
                "episodes": len(every), "episodes_by_rank": by_rank, "world_size": n_proc,

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from lis.agent.trajectory import Trajectory
+from lis.agent.trajectory import Trajectory, wall_clock_limited
 from lis.tasks.schema import Task
 from lis.train.rollout.outcome import classify, episode_faults
 from lis.train.rollout.session import TokenSession
@@ -46,6 +46,7 @@ class RolloutSettings:
     overlong_reward: float = 0.0
     retries: int = 2
     sampling: Any = None                  # lis.models.base.Sampling of the policy (temperature 1.0 in training)
+    deterministic: bool = False           # batches by rule (lockstep slots), not by timing: run_group
 
 
 @dataclass
@@ -102,9 +103,20 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
              "sampled_tokens": sum(sample["env_mask"]), "episode_tokens": len(sample["completion_ids"]),
              "drift_turns": session.drift_turns, "isolated_renders": session.isolated_renders,
              "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts,
-             "sandbox_start_s": rec.sandbox_start_s, "acquire_wait_s": rec.acquire_wait_s}
+             "sandbox_start_s": rec.sandbox_start_s, "acquire_wait_s": rec.acquire_wait_s,
+             "wall_clock_limited": int(wall_clock_limited(rec)), "tokens_sha256": tokens_sha256(sample)}
     return Rollout(task, rec, sample, float(reward), raw, error, outcome, fault, session.drift_turns > 0, attempts,
                    stats)
+
+
+def tokens_sha256(sample: dict[str, Any]) -> str:
+    """A short hash of what the episode is to training: its prompt ids, completion ids (sampled and the
+    environment's: the observations) and mask. Two runs' steps pair episode by episode on it."""
+    import hashlib
+    import json
+
+    blob = json.dumps([sample["prompt_ids"], sample["completion_ids"], sample["env_mask"]], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
@@ -123,9 +135,44 @@ def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
 def run_group(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None,
               seeds: list[int] | None = None, workers: int | None = None) -> list[Rollout]:
     """Every task's episode at the same time (one thread each; the policy's engine batches their
-    turns, the pool bounds the sandboxes); results in the order of ``tasks``."""
+    turns, the pool bounds the sandboxes); results in the order of ``tasks``.
+
+    ``settings.deterministic``: the same seeds give the same episodes, token for token. The episodes
+    are dealt to ``slots`` threads (episode i to slot i mod slots, each slot's in order) and the
+    policy decodes in rounds of every live slot's turn (:meth:`LocalHFModel.lockstep
+    <lis.models.local_hf.LocalHFModel.lockstep>`); slots = the episodes, at most ``workers`` and at
+    most the pool's sandboxes (a slot waiting for a sandbox that another slot holds would stop the
+    rounds)."""
     seeds = seeds or list(range(len(tasks)))
+    if settings.deterministic and tasks:
+        return _run_lockstep(tasks, policy, agent_cfg, settings, pool=pool, seeds=seeds, workers=workers)
     with ThreadPoolExecutor(max_workers=workers or max(1, len(tasks)), thread_name_prefix="lis-rollout") as ex:
         futures = [ex.submit(run_episode, t, policy, agent_cfg, settings, pool=pool, seed=s)
                    for t, s in zip(tasks, seeds)]
         return [f.result() for f in futures]
+
+
+def lockstep_slots(episodes: int, workers: int | None = None, pool=None) -> int:
+    """How many slots a deterministic group of ``episodes`` runs on (see :func:`run_group`)."""
+    n = max(1, episodes)
+    if workers:
+        n = min(n, int(workers))
+    cap = getattr(pool, "max_concurrent", None)
+    return max(1, min(n, int(cap))) if cap else n
+
+
+def _run_lockstep(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool, seeds: list[int],
+                  workers: int | None) -> list[Rollout]:
+    slots = lockstep_slots(len(tasks), workers, pool)
+    out: list[Rollout | None] = [None] * len(tasks)
+    with policy.lockstep(slots) as step:
+        def run_slot(s: int) -> None:
+            with step.slot(s):
+                for i in range(s, len(tasks), slots):
+                    out[i] = run_episode(tasks[i], policy, agent_cfg, settings, pool=pool, seed=seeds[i])
+
+        with ThreadPoolExecutor(max_workers=slots, thread_name_prefix="lis-rollout") as ex:
+            for f in [ex.submit(run_slot, s) for s in range(slots)]:
+                f.result()
+        log.debug("lockstep group: %d episodes on %d slots, %s", len(tasks), slots, step.round_stats)
+    return out  # type: ignore[return-value]
