@@ -109,6 +109,7 @@ class Lockstep:
     def _leave(self, slot: int) -> None:
         with self._cond:
             self._live.discard(slot)
+            self._posted.pop(slot, None)  # a turn it posted and stopped waiting for (cancellation): not run
             batch = self._ready()
         if batch:
             self._run(batch)

@@ -130,3 +130,43 @@ def test_a_lockstep_refuses_what_would_break_its_rounds(model):
         assert step.round_stats["rounds"] == 2 and step.round_stats["max_round"] == 1
     finally:
         engine.close()
+
+
+def test_a_slot_cancelled_while_waiting_does_not_hold_up_the_round(model):
+    """A slot whose caller stops waiting (Ctrl-C) leaves with its turn unposted: the others' rounds go on."""
+    from lis.util import cancel
+
+    engine = BatchEngine(model, STOP)
+    step = Lockstep(engine, 3)
+    stopped = threading.Event()
+
+    def waits_then_cancelled():
+        with step.slot(0):
+            try:
+                step.generate([1, 2], 3, seed=0)  # slots 1 and 2 have not posted: it waits
+            except cancel.Interrupted:
+                stopped.set()
+
+    try:
+        t = threading.Thread(target=waits_then_cancelled, daemon=True)
+        t.start()
+        time.sleep(0.3)
+        cancel.request()
+        assert stopped.wait(10)
+        t.join(10)
+        cancel.reset()
+        results = {}
+
+        def other(s):
+            with step.slot(s):
+                results[s] = step.generate([1, 2, s], 3, seed=s)
+
+        threads = [threading.Thread(target=other, args=(s,), daemon=True) for s in (1, 2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(20)
+        assert set(results) == {1, 2} and step.round_stats["rounds"] == 1 and step.round_stats["max_round"] == 2
+    finally:
+        cancel.reset()
+        engine.close()
