@@ -13,6 +13,8 @@
     lis efficiency tokens|storage   token/time split (Tables 10, 11); storage and memory (Table 12)
     lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
     lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
+    lis bench determinism           GRPO's rollouts in the deterministic mode against the default: time, repeats
+    lis train compare               two GRPO runs' step logs paired step by step (figure + summary)
     lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
     lis report                      last stage: paper_figures/
     lis view                        trajectories as static HTML pages (index + one page per episode)
@@ -47,6 +49,7 @@ from lis.cli import serve as _serve
 from lis.cli import tasks as _tasks
 from lis.cli import throughput as _throughput
 from lis.cli import train as _train
+from lis.cli import train_compare as _train_compare
 from lis.cli import view as _view
 from lis.errors import LisError
 
@@ -67,6 +70,7 @@ app.add_typer(_eval.app, name="eval")
 app.add_typer(_export.app, name="export")
 app.add_typer(_model.app, name="model")
 app.add_typer(_train.app, name="train")
+_train.app.command("compare")(_train_compare.compare)
 app.command("run")(_run.run)
 app.command("serve")(_serve.serve)
 app.command("tasks")(_tasks.tasks)
