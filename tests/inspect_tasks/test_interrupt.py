@@ -37,7 +37,8 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
              "-T", "profile=ci", "-T", f"params={math_project}",
              "-T", f"tasks_file={math_project / 'data/tasks/math.jsonl'}", "--log-dir", str(tmp_path / "logs"),
              "--display", "plain"],
-            cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}"},
+            cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}",
+                           "PYTHONFAULTHANDLER": "1"},  # SIGABRT below dumps every thread's stack
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         ended = None
         try:
@@ -58,12 +59,15 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
             left = (provider_containers() - before) | set(lis_containers())
             ended = proc.poll()
         finally:
+            if proc.poll() is None:  # still running: where is it stuck? (faulthandler prints every thread)
+                os.kill(proc.pid, signal.SIGABRT)
+                time.sleep(2)
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
             output = proc.communicate(timeout=60)[0].decode(errors="replace")
             if ended is None:  # killed: nothing of it could clean up; the orphans go, as `lis sandbox cleanup` does
                 run(["lis", "sandbox", "cleanup"], check=False)
-    assert ended is not None, f"inspect eval still running 10 s after SIGINT:\n{output[-3000:]}"
+    assert ended is not None, f"inspect eval still running 10 s after SIGINT (its threads' stacks last):\n{output[-12000:]}"
     assert not left, f"containers left 10 s after SIGINT: {sorted(left)}\n{output[-3000:]}"
     from inspect_ai.log import read_eval_log
 
