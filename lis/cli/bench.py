@@ -141,7 +141,6 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """A GRPO group's episodes one after the other vs all at once (real sandboxes, the policy's turns
     batched): group time against the longest episode's (the claim: within 1.5x) and the speed-up."""
-    from lis.errors import LisError
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
     from lis.runtime import agent_config, sandbox_config
@@ -153,14 +152,7 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    if not tasks.is_file():
-        raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
-    from lis.tasks.io import read_tasks
-
-    found = read_tasks(tasks)
-    if not found:
-        raise LisError(f"no tasks in {tasks}", "give the context tasks stage's JSONL (lis context-tasks)")
-    task = found[0]
+    task = _context_tasks(tasks)[0]
     g = GRPOSettings.from_params(p.section("grpo"))
     sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
                              backend=g.sandbox_backend)  # the backend GRPO's episodes run on
@@ -173,11 +165,7 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
     policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=0)
     with console.status(f"benchmarking a group of {samples} episodes"):
         res = bench_group(policy, task, cfg, sandbox, settings, samples=samples)
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 @app.command("determinism")
@@ -192,11 +180,9 @@ def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model
     per step, their ratio with a 95% interval, and whether a step run again repeats its episodes."""
     import dataclasses
 
-    from lis.errors import LisError
     from lis.models.local_hf import LocalHFModel
     from lis.runtime import agent_config, sandbox_config
     from lis.sandbox import registry
-    from lis.tasks.io import read_tasks
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.rollout.bench_modes import bench_modes
     from lis.train.rollout.group import RolloutSettings
@@ -204,11 +190,7 @@ def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    if not tasks.is_file():
-        raise LisError(f"no tasks at {tasks}", "run the context_tasks stage first (lis context-tasks)")
-    found = read_tasks(tasks)
-    if not found:
-        raise LisError(f"no tasks in {tasks}", "give the context tasks stage's JSONL (lis context-tasks)")
+    found = _context_tasks(tasks)
     g = GRPOSettings.from_params(p.section("grpo"))
     if g.threads:
         import torch
@@ -225,6 +207,24 @@ def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model
     with console.status("benchmarking the rollout modes") as status:
         res = bench_modes(policy, found, cfg, sandbox, settings, g, steps=steps,
                           progress=lambda s: status.update(f"benchmarking the rollout modes: {s}"))
+    _emit(res, out)
+
+
+def _context_tasks(path: Path) -> list:
+    """The training context tasks a rollout benchmark draws from; LisError when there are none."""
+    from lis.errors import LisError
+    from lis.tasks.io import read_tasks
+
+    if not path.is_file():
+        raise LisError(f"no tasks at {path}", "run the context_tasks stage first (lis context-tasks)")
+    found = read_tasks(path)
+    if not found:
+        raise LisError(f"no tasks in {path}", "give the context tasks stage's JSONL (lis context-tasks)")
+    return found
+
+
+def _emit(res: dict, out: Path | None) -> None:
+    """Print a benchmark's JSON (and write it to ``out`` when given)."""
     text = json.dumps(res, indent=1)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

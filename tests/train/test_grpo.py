@@ -124,8 +124,9 @@ def test_llm_rl_rollout_is_one_turn_without_tools(tokenizer):
 
 
 # -- the stage, end to end ---------------------------------------------------------------------------
-def _grpo_repo(repo, tiny_dir):
-    """A repository copy with the tiny agent as the SFT model and a small task file."""
+def _grpo_repo(repo, tiny_dir, **grpo):
+    """A repository copy with the tiny agent as the SFT model and a small task file (``grpo``: more
+    settings of the ci profile's grpo section)."""
     import shutil
 
     shutil.copytree(tiny_dir, repo / "data/models/sft")
@@ -134,7 +135,7 @@ def _grpo_repo(repo, tiny_dir):
     (repo / "data/train/context/files.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     path = repo / "workflow/params/ci.yaml"
     data = yaml.safe_load(path.read_text())
-    data["grpo"].update(steps=4, save_every=1, prompts_per_step=2, samples_per_prompt=2)
+    data["grpo"].update({"steps": 4, "save_every": 1, "prompts_per_step": 2, "samples_per_prompt": 2, **grpo})
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     run(["lis", "image", "build", "--profile", "ci", "--out", "data/image/manifest.json"], cwd=repo)
 

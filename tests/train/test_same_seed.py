@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 
 import pytest
-import yaml
 
 from lis.train.grpo.stage import TIME_COLUMNS
 from lis.util.files import sha256_file
 from tests.conftest import run
-from tests.train.test_grpo import lookup_task
+from tests.train.test_grpo import _grpo_repo
 
 pytestmark = [pytest.mark.slow]
 
@@ -29,16 +27,8 @@ def _log(path):
 
 
 def test_a_deterministic_grpo_run_repeats_bit_for_bit(repo_copy, tiny_dir, docker_client):
-    shutil.copytree(tiny_dir, repo_copy / "data/models/sft")
-    rows = [lookup_task(i, 100 + i).to_dict() for i in range(6)]
-    (repo_copy / "data/train/context").mkdir(parents=True)
-    (repo_copy / "data/train/context/files.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    path = repo_copy / "workflow/params/ci.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["grpo"].update(steps=3, save_every=10, prompts_per_step=2, samples_per_prompt=4, threads=1,
-                        rollout={"deterministic": True})
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    run(["lis", "image", "build", "--profile", "ci", "--out", "data/image/manifest.json"], cwd=repo_copy)
+    _grpo_repo(repo_copy, tiny_dir, steps=3, save_every=10, prompts_per_step=2, samples_per_prompt=4, threads=1,
+               rollout={"deterministic": True})
     for name in ("a", "b"):
         run(["lis", "train", "grpo", "--init", "data/models/sft", "--data", "files", "--out", f"data/models/grpo-{name}",
              "--logs", f"data/train/runs/grpo-{name}", "--profile", "ci"], cwd=repo_copy,
