@@ -82,7 +82,7 @@ def engine_parity(base: Path, device: str, n_prompts: int = 8, max_new: int = 48
 
 
 def grpo_steps(base: Path, work: Path, steps: int = 3) -> dict:
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import StepLog, train_grpo
@@ -103,7 +103,7 @@ def grpo_steps(base: Path, work: Path, steps: int = 3) -> dict:
 
 
 def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict:
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.models.scripted import ScriptedModel
     from lis.train.sft.run import SFTSettings, train_sft
     from lis.train.teacher.run import run_teacher, scripted_item
@@ -131,7 +131,7 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
 
     import torch
 
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.params import load
     from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings

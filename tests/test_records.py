@@ -8,7 +8,8 @@ from dataclasses import fields
 
 import pytest
 
-from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
+from lis.agent import Step, Trajectory
+from lis.agent.trajectory import ToolCallRecord
 from lis.errors import LisError
 from lis.manifest import write_json
 from lis.records import (CallRecord, MetricsRecord, RecordError, StepRecord, TaskRecord, TrajectoryRecord,

@@ -27,17 +27,14 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; memory of an idle
     sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`).
     Timings: n, median (p50), p90 and p99 in ms. Counts below 1 (--memory-n: below 0) are refused."""
-    from lis.sandbox import registry
     from lis.bench.sandbox import bench_sandbox
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config
+    from lis.sandbox import registry
     from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
-    cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}")
+    cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     with console.status("benchmarking") as status:
         res = bench_sandbox(cfg, n_echo=n_echo, concurrent=concurrent, commands=commands, warm=warm,
                             n_memory=memory_n, progress=lambda s: status.update(f"benchmarking: {s}"))

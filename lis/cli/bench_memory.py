@@ -33,8 +33,8 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     from lis.bench.memory import measure_memory
     from lis.errors import LisError
     from lis.manifest import write_json
+    from lis.runtime import sandbox_config
     from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params
     from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
@@ -46,15 +46,12 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     if unknown:
         raise LisError(f"sandbox_memory: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(DEFAULTS)}")
     settings.update({k: v for k, v in given.items() if v is not None})
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
     manifest = None
     if image_manifest is not None:
         from lis.manifest import read_image_manifest
 
         manifest = read_image_manifest(image_manifest)
-    cfg = config_from_params(sec, p.section("image"), run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest)
+    cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest, overrides={"backend": backend})
     with console.status("measuring memory") as status:
         res = measure_memory(cfg, n=int(settings["n"]), settle_s=float(settings["settle_s"]),
                              interval_s=float(settings["interval_s"]), progress=lambda s: status.update(f"measuring: {s}"))

@@ -38,15 +38,12 @@ def exec_(command: str = typer.Argument(..., help="The bash command to run."),
     """Run one command in a fresh sandbox of the current params and print the result as JSON."""
     import dataclasses
 
-    from lis.sandbox import registry
-    from lis.sandbox.factory import config_from_params, make_sandbox
+    from lis.runtime import sandbox_config
+    from lis.sandbox import make_sandbox, registry
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    sec = p.section("sandbox")
-    if backend:
-        sec["backend"] = backend
-    cfg = config_from_params(sec, p.section("image"), run_id=registry.RUN_ID)
+    cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend})
     with make_sandbox(cfg).start() as sb:
         r = sb.exec(command)
     typer.echo(json.dumps(dataclasses.asdict(r), ensure_ascii=False, indent=1))

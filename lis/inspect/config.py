@@ -124,22 +124,19 @@ def _load(root: str, profile: str | None, stamps: tuple):
 def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None = None) -> tuple[SandboxConfig, dict]:
     """(the SandboxConfig of ``cfg`` over params, the params' pool settings). ``image_facts``: what
     :func:`lis.sandbox.image.ensure_image` returned (task_init), else the tag the params give."""
-    from lis.sandbox.factory import config_from_params
+    from lis.runtime import sandbox_config as from_params
 
     params = load_params(cfg)
-    section = dict(params.section("sandbox"))
-    image = params.section("image")
+    section = params.section("sandbox")
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}
-    section["limits"] = limits
     from lis.util.quota import quota_problem
 
     problem = quota_problem(limits)
     if problem:
         raise LisError(f"lis sandbox config: limits: {problem}", "lower the quotas or raise limits.memory_mb")
-    if cfg.network:
-        section["network"] = cfg.network
     manifest = {"image": image_facts} if image_facts and image_facts.get("tag") else None
-    sc = config_from_params(section, image, run_id=run_id, image_manifest=manifest, backend=cfg.backend)
+    sc = from_params(params, run_id=run_id, image_manifest=manifest, backend=cfg.backend,
+                     overrides={"limits": limits, "network": cfg.network})
     if cfg.image:
         sc = dataclasses.replace(sc, image=cfg.image)
     if cfg.rootfs:

@@ -3,13 +3,17 @@
 Every stage is one ``lis <command>``; the code it runs is the module defining that command and
 everything it imports, directly or inside functions (grimp reads every import statement), plus
 the ``__init__`` of every package on the way (Python runs them on import). ``lis.cli`` itself is
-left out: it only registers the commands. A stage must declare that code as dependencies — in
+left out: it only registers the commands. A package whose public names load on first use
+(:mod:`lis.util.lazy`) hides those loads from grimp; its ``EXPORTS`` table, read here, adds the
+module defining each public name that a module imports from the package (all of them for a plain
+``import lis.agent``). A stage must declare that code as dependencies — in
 the Snakefile and in dvc.yaml alike — so that a fix to a scorer re-scores, a fix to the loop
 re-runs episodes and a change to the report only re-renders; and it should declare no more, or
 unrelated edits re-run it. ``lis pipeline check`` compares the two.
 """
 from __future__ import annotations
 
+import ast
 import functools
 from pathlib import Path
 from typing import Callable
@@ -34,6 +38,41 @@ def module_file(module: str) -> str:
     return rel.with_suffix(".py").as_posix()
 
 
+@functools.lru_cache(maxsize=None)
+def _source(module: str) -> ast.Module:
+    return ast.parse((PACKAGE_ROOT / module_file(module)).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def lazy_exports(package: str) -> dict[str, str]:
+    """The ``EXPORTS`` table (public name -> defining module) of a package's ``__init__``; {} for a
+    module or a package without one. Read from the source: the table must be a literal dict."""
+    if not (PACKAGE_ROOT / Path(*package.split(".")) / "__init__.py").is_file():
+        return {}
+    for node in _source(package).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPORTS" for t in node.targets):
+            return dict(ast.literal_eval(node.value))
+    return {}
+
+
+def lazy_loads(module: str, imported: str) -> set[str]:
+    """The modules that ``module``'s imports of the package ``imported`` load through its public
+    names: the defining module of each name in ``from imported import ...``, and every one for an
+    ``import imported`` (its attributes may be any)."""
+    exports = lazy_exports(imported)
+    if not exports:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(_source(module)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == imported:
+            out |= {exports[a.name] for a in node.names if a.name in exports}
+            if any(a.name == "*" for a in node.names):
+                out |= set(exports.values())
+        elif isinstance(node, ast.Import) and any(a.name == imported for a in node.names):
+            out |= set(exports.values())
+    return out
+
+
 def closure(module: str) -> set[str]:
     """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__``
     of each package on the way (and what those import), without the CLI dispatcher."""
@@ -44,7 +83,9 @@ def closure(module: str) -> set[str]:
         if m in seen or m == DISPATCHER:
             continue
         seen.add(m)
-        todo += [u for u in graph.find_upstream_modules(m) if u not in seen]
+        upstream = graph.find_upstream_modules(m)
+        todo += [u for u in upstream if u not in seen]
+        todo += [t for u in upstream for t in lazy_loads(m, u) if t not in seen]
         parts = m.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) not in seen]
     seen.discard(DISPATCHER)

@@ -18,16 +18,20 @@ says so. Builders only: nothing here starts a sandbox, loads weights or runs an 
 Modules: ``models`` (a models entry → spec, ChatModel), ``agent`` (→ AgentConfig), ``sandbox``
 (→ SandboxConfig), ``seeds`` (episode seeds).
 
-Who does not use it, on purpose: code that runs sandboxes only — the Inspect AI provider
-(``lis.inspect``, which import-linter keeps free of agent and model code), ``lis sandbox exec``,
-``lis bench sandbox`` and ``lis bench memory`` (the ``sandbox_memory`` stage) — calls
-:func:`lis.sandbox.factory.config_from_params` itself: importing this package runs its
-``__init__``, which imports the agent and the model backends, and would make them code those
-commands (and their pipeline stages) depend on.
+The public names load their modules on first use (:mod:`lis.util.lazy`): code that only runs
+sandboxes — the Inspect AI provider, ``lis sandbox exec``, ``lis bench sandbox`` and ``lis bench memory``
+(the ``sandbox_memory`` stage) — imports :func:`sandbox_config` without loading the agent or the model
+backends, and without making them code its pipeline stage depends on.
 """
-from lis.runtime.agent import agent_config
-from lis.runtime.models import MODELS_HINT, chat_model, model_spec
-from lis.runtime.sandbox import sandbox_config
-from lis.runtime.seeds import episode_seed
+from lis.util.lazy import lazy_exports
 
-__all__ = ["MODELS_HINT", "agent_config", "chat_model", "episode_seed", "model_spec", "sandbox_config"]
+EXPORTS = {
+    "agent_config": "lis.runtime.agent",
+    "chat_model": "lis.runtime.models",
+    "model_spec": "lis.runtime.models",
+    "MODELS_HINT": "lis.runtime.models",
+    "sandbox_config": "lis.runtime.sandbox",
+    "episode_seed": "lis.runtime.seeds",
+}
+__all__ = sorted(EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

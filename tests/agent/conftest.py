@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import make_sandbox
 from tests.sandbox.conftest import base_config  # noqa: F401  (session fixture: the test image, small limits)
 
 

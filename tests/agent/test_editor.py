@@ -120,8 +120,7 @@ def test_view_extensions_param_reaches_the_episode(sb):
     """params agent.editor.view_extensions → agent_config → ToolSettings → the editor, in a real episode."""
     import dataclasses
 
-    from lis.agent.loop import run_episode
-    from lis.agent.trajectory import Trajectory
+    from lis.agent import Trajectory, run_episode
     from lis.runtime import agent_config
     from lis.models.scripted import ScriptedModel, assistant, tool_call
     from lis.params import load

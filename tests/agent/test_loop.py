@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from lis.agent.loop import CONTINUE_MSG, AgentConfig, run_episode
-from lis.agent.trajectory import Trajectory
+from lis.agent import AgentConfig, Trajectory, run_episode
+from lis.agent.loop import CONTINUE_MSG
 from lis.models.base import ContextLengthError, ModelError
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.util.jsonl import append_jsonl, read_jsonl

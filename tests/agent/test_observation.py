@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from lis.agent.tools.observation import DIVIDER, TRUNCATED, bash_observation, clip, truncate_lines
-from lis.sandbox.base import ExecResult
+from lis.sandbox import ExecResult
 
 
 def obs(**kw):

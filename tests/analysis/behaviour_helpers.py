@@ -1,7 +1,8 @@
 """Hand-made turns and episodes for the behaviour tests (our trajectory record, as the runner writes it)."""
 from __future__ import annotations
 
-from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
+from lis.agent import Step, Trajectory
+from lis.agent.trajectory import ToolCallRecord
 
 
 def call(tool: str | None, arguments: dict | None, error: str | None = None, observation: str = "") -> ToolCallRecord:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from lis.agent.loop import AgentConfig, run_episode
-from lis.agent.trajectory import Trajectory
+from lis.agent import AgentConfig, Trajectory, run_episode
 from lis.analysis.behaviour import classify_episode
 from lis.models.scripted import ScriptedModel, assistant, tool_call
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import make_sandbox
 
 pytestmark = pytest.mark.docker
 

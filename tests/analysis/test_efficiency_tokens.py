@@ -78,12 +78,11 @@ def test_infrastructure_errors_are_not_included():
 
 @pytest.mark.docker
 def test_split_of_a_real_episode_through_a_real_server(base_config):
-    from lis.agent.episode import run_task
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig, run_task
     from lis.models.openai_compat import OpenAIChatModel
     from lis.models.scripted import ScriptedModel, assistant, tool_call
     from lis.models.server import ChatServer
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
     from lis.tasks.schema import Task
 
     task = Task(id="six-seven", domain="math", problem_statement="What is 6*7? Answer in \\boxed{}.", ground_truth="42")

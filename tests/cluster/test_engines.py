@@ -109,9 +109,8 @@ def tls_endpoint(tmp_path):
 
 
 def test_a_tls_engine_runs_sandboxes(tls_endpoint, monkeypatch, image_tag):
-    from lis.sandbox.base import SandboxConfig
+    from lis.sandbox import SandboxConfig, SandboxPool
     from lis.sandbox.engine import connect
-    from lis.sandbox.pool import SandboxPool
 
     ep, certs = tls_endpoint
     url = f"tcp://127.0.0.1:{ep.port}"

@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from lis.agent.episode import run_task
-from lis.agent.loop import AgentConfig
+from lis.agent import AgentConfig, run_task
 from lis.agent.tools.dispatch import ToolSettings
 from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.rewards import score
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import make_sandbox
 from lis.train.teacher.context_plans import MAX_STEPS, plan
 from lis.train.teacher.episodes import task_sandbox
 from tests.sandbox.conftest import base_config  # noqa: F401  (session fixture: the test image, small limits)
@@ -109,7 +108,7 @@ def test_vanilla_context_episodes_answer_directly_and_score_one():
     """``teacher.vanilla_context_episodes``: training context tasks answered with no tools, the documents
     in the prompt (the LLM-RL baseline's mode): every question type scores 1.0 and counts as successful
     SFT data, with the documents in the prompt the student sees."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.train.teacher.run import run_teacher
     from lis.train.teacher.stage import teacher_items
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from lis.agent.trajectory import Trajectory
+from lis.agent import Trajectory
 from lis.errors import LisError
 from lis.eval.journal import Journal
 from lis.models.scripted import ScriptedModel, assistant
@@ -105,7 +105,7 @@ def test_an_append_that_fails_part_way_leaves_no_half_record(tmp_path):
     code = textwrap.dedent(f"""
         import resource, signal, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from lis.agent.trajectory import Trajectory
+        from lis.agent import Trajectory
         from lis.eval.journal import Journal
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, ({size} + 100, {size} + 100))

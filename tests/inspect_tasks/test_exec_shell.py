@@ -7,8 +7,7 @@ from __future__ import annotations
 import anyio.to_thread
 import pytest
 
-from lis.agent.episode import run_task
-from lis.agent.loop import AgentConfig
+from lis.agent import AgentConfig, run_task
 from lis.inspect.exec_shell import ExecShell
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.tasks import load_samples

@@ -63,9 +63,8 @@ def test_bytes_that_are_not_utf8_are_replaced_and_counted(unused_port):
 def test_an_episode_with_a_scripted_backend_counts_in_the_trajectory(base_config):
     """A backend that is not the HTTP client (here the scripted one, called directly): the loop
     applies the same rule, and the trajectory's steps and totals count what was replaced."""
-    from lis.agent.loop import AgentConfig, run_episode
-    from lis.agent.trajectory import Trajectory
-    from lis.sandbox.factory import make_sandbox
+    from lis.agent import AgentConfig, Trajectory, run_episode
+    from lis.sandbox import make_sandbox
 
     rec = Trajectory(task_id="t", model="scripted", mode="sandbox")
     with make_sandbox(base_config).start() as sb:
@@ -105,7 +104,7 @@ def test_exec_reads_a_refused_replys_status_before_unpacking(base_config):
     the sandbox lives on."""
     import dataclasses
 
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     cfg = dataclasses.replace(base_config, limits=dataclasses.replace(base_config.limits, max_output_bytes="lots"))
     with make_sandbox(cfg).start() as sb:
@@ -120,9 +119,8 @@ def test_tool_calls_written_as_text_follow_the_same_rule(base_config):
     """A model without a tool-call parser writes ``<tool_call>{json}</tool_call>``; its JSON may escape
     a lone surrogate (valid text, invalid once parsed): in editor text and in a key. Both are replaced
     and counted; the editor writes valid UTF-8."""
-    from lis.agent.loop import AgentConfig, run_episode
-    from lis.agent.trajectory import Trajectory
-    from lis.sandbox.factory import make_sandbox
+    from lis.agent import AgentConfig, Trajectory, run_episode
+    from lis.sandbox import make_sandbox
 
     edit = ('<tool_call>{"name": "str_replace_editor", "arguments": {"command": "create", '
             '"path": "/testbed/output/t.txt", "file_text": "a\\udcffb"}}</tool_call>')

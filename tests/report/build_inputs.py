@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
+from lis.agent import Step, Trajectory
+from lis.agent.trajectory import ToolCallRecord
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 
 def main() -> None:
-    from lis.sandbox.base import SandboxConfig
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import SandboxConfig, make_sandbox
 
     run_id, image, n, at_once, max_starting, per_s = sys.argv[1:7]
     cfg = SandboxConfig(image=image, run_id=run_id, command_timeout_s=20, max_starting=int(max_starting),

@@ -5,8 +5,7 @@ import dataclasses
 
 import pytest
 
-from lis.sandbox.base import Limits, SandboxConfig
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import Limits, SandboxConfig, make_sandbox
 
 TEST_RUN = "pytest"
 BACKENDS = ["docker", "bwrap"]

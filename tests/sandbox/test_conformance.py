@@ -60,8 +60,7 @@ BLOCKED_HOST = """
 import dataclasses, json, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a command started with `&` by a script
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # inherited by every thread and child from here on
-from lis.sandbox.base import Limits, SandboxConfig
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import Limits, SandboxConfig, make_sandbox
 d = json.loads(sys.argv[1])
 sb = make_sandbox(SandboxConfig(**{**d, "limits": Limits(**d["limits"])})).start()
 try:
@@ -199,7 +198,7 @@ def test_concurrent_sandboxes_are_isolated(make):
 
 
 def test_close_is_idempotent_and_final(make):
-    from lis.sandbox.base import SandboxError
+    from lis.sandbox import SandboxError
 
     box = make()
     box.close()
@@ -213,7 +212,7 @@ def test_a_sandbox_outlives_the_thread_that_started_it(base_config, backend):
     in short-lived threads, so this must not kill them."""
     import dataclasses
 
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     box = {}
     t = threading.Thread(target=lambda: box.setdefault("sb", make_sandbox(
@@ -230,7 +229,7 @@ def test_a_sandbox_outlives_the_thread_that_started_it(base_config, backend):
 def test_pool_hands_out_live_warm_sandboxes_fast(base_config, backend):
     import dataclasses
 
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
 
     with SandboxPool(dataclasses.replace(base_config, backend=backend), max_concurrent=2, warm=2) as pool:
         deadline = time.monotonic() + 30
@@ -249,7 +248,7 @@ def test_pool_spreads_sandboxes_over_engines(base_config):
     with the fewest live sandboxes."""
     import dataclasses
 
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
 
     engines = ["unix:///var/run/docker.sock", "unix:///run/docker.sock"]
     with SandboxPool(dataclasses.replace(base_config, backend="docker"), max_concurrent=4, engines=engines) as pool:
@@ -273,7 +272,7 @@ def test_a_pool_of_either_backend_removes_a_sandbox_a_killed_run_created_but_nev
     import subprocess
 
     from lis.sandbox.labels import sandbox_labels
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
 
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid whose process is gone

@@ -50,8 +50,7 @@ def test_under_the_cap_everything_is_copied_and_no_note(sb, tmp_path):
 
 COPY_1GB = textwrap.dedent("""
     import dataclasses, json, resource, sys, time
-    from lis.sandbox.base import Limits, SandboxConfig
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import Limits, SandboxConfig, make_sandbox
 
     def hwm_mb():
         for line in open("/proc/self/status"):

@@ -58,7 +58,7 @@ def test_a_profile_overlay_is_checked_after_merging(proj):
 
 # -- real sandboxes ---------------------------------------------------------------------------------
 def _profile_limits(profile: str):
-    from lis.sandbox.base import Limits
+    from lis.sandbox import Limits
 
     return Limits(**load(ROOT, profile=profile).section("sandbox")["limits"])
 
@@ -68,7 +68,7 @@ def test_filling_every_tmpfs_at_once_is_disk_full_not_a_dead_sandbox(base_config
     """With the smoke profile's limits (the default), a model that fills /testbed, /tmp and its home
     at once used to be OOM-killed (the user saw EOFError). Now it gets "No space left on device" and
     the sandbox lives on."""
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     lim = _profile_limits("smoke")
     cfg = dataclasses.replace(base_config, backend=backend, limits=lim, command_timeout_s=120)
@@ -86,7 +86,7 @@ def test_filling_every_tmpfs_at_once_is_disk_full_not_a_dead_sandbox(base_config
 def test_an_out_of_memory_kill_is_reported_with_the_limit(base_config, backend):
     """A command over the memory limit: its observation says "out of memory: limit 256 MB"."""
     from lis.agent.tools.observation import bash_observation
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     cfg = dataclasses.replace(base_config, backend=backend,
                               limits=dataclasses.replace(base_config.limits, memory_mb=256))
@@ -104,10 +104,9 @@ def test_a_sandbox_killed_for_memory_says_so_and_the_call_is_in_the_steps(base_c
     """Quotas over the limit (a config that skipped params validation): filling them kills the
     supervisor itself. The error says "out of memory: limit 128 MB", not EOFError, and the call
     that did it is recorded in the episode's steps."""
-    from lis.agent.loop import AgentConfig, run_episode
-    from lis.agent.trajectory import Trajectory
+    from lis.agent import AgentConfig, Trajectory, run_episode
     from lis.models.scripted import ScriptedModel, assistant, tool_call
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     fill = "for d in /testbed /tmp $HOME; do head -c 190M /dev/zero > $d/fill; done; echo survived"
     model = ScriptedModel([assistant(None, tool_call("execute_bash", {"command": "echo first"}, "c0")),
@@ -128,7 +127,7 @@ def test_a_sandbox_killed_for_memory_says_so_and_the_call_is_in_the_steps(base_c
 
 @pytest.mark.docker
 def test_docker_keeps_no_log_of_what_a_sandbox_prints(base_config, docker_client):
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     with make_sandbox(dataclasses.replace(base_config, backend="docker")).start() as sb:
         sb.exec("head -c 1000000 /dev/zero | tr '\\0' x")

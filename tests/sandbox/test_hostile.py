@@ -94,7 +94,7 @@ def test_without_a_cgroup_bwrap_caps_processes_by_rlimit_and_reclaims(base_confi
     import dataclasses
 
     from lis.sandbox.cgroups import Cgroup
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     monkeypatch.setattr(Cgroup, "available", staticmethod(lambda: ""))
     with make_sandbox(dataclasses.replace(base_config, backend="bwrap")).start() as sb:

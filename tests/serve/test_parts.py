@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from lis.agent.episode import run_task
-from lis.agent.loop import AgentConfig
+from lis.agent import AgentConfig, run_task
 from lis.models.base import ChatResult, ContextLengthError, Sampling, Usage
 from lis.models.scripted import ScriptedModel, assistant, tool_call
-from lis.sandbox.factory import make_sandbox
+from lis.sandbox import make_sandbox
 from lis.serve.admission import Admission, ShuttingDown
 from lis.serve.budget import BudgetedModel
 from lis.serve.conversation import problem_statement

@@ -17,8 +17,7 @@ def tiny_base_dir(tmp_path_factory):
 
 @pytest.fixture
 def sandbox(image_tag):
-    from lis.sandbox.base import SandboxConfig
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import SandboxConfig, make_sandbox
 
     sb = make_sandbox(SandboxConfig(image=image_tag, run_id="pytest-train", command_timeout_s=20)).start()
     yield sb

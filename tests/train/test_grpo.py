@@ -70,8 +70,8 @@ def tokenizer(tiny_base_dir):
 def test_group_episodes_run_at_the_same_time_through_the_pool(tokenizer, base_config):
     """8 episodes that each sleep 1 s in the sandbox run at the same time (the group takes far less
     than the eight one after another); every episode is token-exact and rewarded by the scorer."""
-    from lis.agent.loop import AgentConfig
-    from lis.sandbox.pool import SandboxPool
+    from lis.agent import AgentConfig
+    from lis.sandbox import SandboxPool
     from lis.train.rollout.group import RolloutSettings, run_group
 
     tasks = [lookup_task(i, 1000 + i) for i in range(8)]
@@ -99,8 +99,8 @@ def test_group_episodes_run_at_the_same_time_through_the_pool(tokenizer, base_co
 def test_overlong_episodes_get_zero_reward(tokenizer, base_config):
     """The right answer written, but the episode ran out of turns: reward 0 (the paper's
     overlong_step_penalty); the scorer's own reward is kept for the logs."""
-    from lis.agent.loop import AgentConfig
-    from lis.sandbox.pool import SandboxPool
+    from lis.agent import AgentConfig
+    from lis.sandbox import SandboxPool
     from lis.train.rollout.group import RolloutSettings, run_group
 
     policy = SharedReplay(tokenizer, {0: _replies(0, 7, sleep=0, submit=False)})
@@ -113,7 +113,7 @@ def test_overlong_episodes_get_zero_reward(tokenizer, base_config):
 def test_llm_rl_rollout_is_one_turn_without_tools(tokenizer):
     """The LLM-RL baseline: the documents in the prompt, no tools, one answer; every completion token
     is the policy's."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.train.rollout.group import RolloutSettings, run_group
 
     policy = SharedReplay(tokenizer, {3: [assistant("33")]})
@@ -193,7 +193,7 @@ def test_the_rollout_benchmark_measures_the_prefix_cache_against_its_baseline(ti
     """`lis bench rollout`'s measurement on the tiny agent through real sandboxes: the group once as
     GRPO runs it and once with the engine's prefix cache (same seeds): the turns after the first hit
     the cache and prefill fewer tokens; the policy's engine is left with its default setting."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.train.rollout.bench import bench_group
     from lis.train.rollout.group import RolloutSettings
 

@@ -29,7 +29,7 @@ def test_every_loss_computation_runs_in_train_mode_on_the_first_step_and_after_a
     (2 prompts x 2 samples, micro-batch 1: 4 loss computations) all run with the model in train mode.
     Before the fix, the first step of a process built the policy (which switched the model to eval) and
     TRL computed micro-batch 0 in eval mode: weighed 4x the others here, 64x at paper scale."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import train_grpo
 
@@ -97,7 +97,7 @@ def _one_step_advantages(model_dir, tokenizer, task, policies, pool, retries: in
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.prompts import render_prompts
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
     from lis.train.grpo.trainer import rollout_output, sandbox_reward
@@ -134,7 +134,7 @@ def test_an_errored_episode_leaves_the_advantages_of_its_group_as_if_it_had_not_
     Before the fix its reward 0 entered the group mean (0.5 instead of 4/7): every advantage shifted."""
     from transformers import AutoTokenizer
 
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
 
     tok = AutoTokenizer.from_pretrained(tiny_base_dir)
     task = lookup_task(0, 4242)
@@ -169,8 +169,8 @@ def test_rollout_logprobs_equal_trls_recomputation_under_one_explicit_sampling_p
     generation config) and TRL must be told the same; then, on every trained token (sampled, mask 1), the
     log-probability TRL recomputes in its loss equals the engine's within 1e-4 (fp32): importance
     ratio 1. Before the fix the engine drew with top-k 20 while TRL assumed none."""
-    from lis.agent.loop import AgentConfig
-    from lis.sandbox.pool import SandboxPool
+    from lis.agent import AgentConfig
+    from lis.sandbox import SandboxPool
     from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import train_grpo
 

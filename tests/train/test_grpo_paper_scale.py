@@ -54,7 +54,7 @@ def test_training_with_the_knobs_on_writes_weights_only_checkpoints_and_a_plain_
     """Two steps with gradient checkpointing, bf16 autocast, LoRA rank 4 and weights-only checkpoints
     (keep 1): one checkpoint left, holding the adapters and no optimizer state; the model written is a
     plain transformers model (adapters merged) that the local backend loads."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.models.local_hf import LocalHFModel
     from lis.train.grpo.trainer import train_grpo
 
@@ -127,7 +127,7 @@ def test_prompts_over_the_budget_are_dropped_up_front_and_counted(tiny_base_dir,
     their episodes was an error (and counted overlong too), forwarded with its whole prompt."""
     from transformers import AutoTokenizer
 
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.train.grpo.trainer import StepLog, train_grpo
     from lis.train.rollout.budget import first_prompt_ids
 
@@ -153,8 +153,8 @@ def test_the_budget_counts_the_prompt_the_episode_really_starts_with(tiny_base_d
     Remaining") and in vanilla mode."""
     from transformers import AutoTokenizer
 
-    from lis.agent.loop import AgentConfig
-    from lis.sandbox.pool import SandboxPool
+    from lis.agent import AgentConfig
+    from lis.sandbox import SandboxPool
     from lis.train.rollout.budget import first_prompt_ids
     from lis.train.rollout.group import RolloutSettings, run_episode
     from tests.train.test_token_exact import ReplayPolicy
@@ -200,7 +200,7 @@ def test_an_infrastructure_error_before_the_policy_acted_is_retried_with_the_sam
     """The first model call fails (nothing sampled yet): the episode runs again, with the same seed, so
     it is exactly the episode a clean run gives. Before: retried with seed + 7919 x attempt, another
     draw, chosen because the first try failed."""
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.models.base import Sampling
     from lis.models.local_hf import LocalHFModel
     from lis.train.rollout.group import RolloutSettings, run_episode
@@ -223,9 +223,9 @@ def test_an_infrastructure_error_after_the_policy_acted_is_not_retried(tiny_base
     chosen by how the episode went. Before: retried up to grpo.retries times."""
     from transformers import AutoTokenizer
 
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.models.scripted import assistant, tool_call
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
     from lis.train.rollout.group import RolloutSettings, run_episode
     from tests.train.test_token_exact import ReplayPolicy
 
@@ -259,7 +259,7 @@ def test_a_policy_that_kills_its_sandbox_keeps_its_negative_advantage(tiny_base_
     an infrastructure error: retried with another seed, then advantage 0 — the policy escaped."""
     from transformers import AutoTokenizer
 
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
     from tests.train.test_grpo_checks import _answering
 
     tok = AutoTokenizer.from_pretrained(tiny_base_dir)

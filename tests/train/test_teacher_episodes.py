@@ -160,7 +160,7 @@ def test_simulated_observations_are_what_the_sandbox_prints(base_config):
     the warm-up trains on (ls order, wc widths, grep | cut, head, editor messages, python output)."""
     from lis.agent.episode import prepare_sandbox
     from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
 
     picked = replay_set()
     replayed = 0

@@ -66,7 +66,7 @@ def test_tokenizer_compresses_the_prompts(tiny_model, prompt):
 def teacher_records(base_config):
     """A few dozen real-sandbox teacher episodes (the ci recipe)."""
     from lis.params import load
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
     from lis.models.scripted import ScriptedModel
     from lis.train.teacher.run import run_teacher
     from lis.runtime import agent_config

@@ -55,8 +55,7 @@ class ReplayPolicy:
 
 
 def _episode(tokenizer, sandbox, replies, end_variant=None):
-    from lis.agent.episode import run_task
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig, run_task
 
     task = Task(id="t1", domain="instruct_pretrain", problem_statement="What is the population of Arvel?",
                 ground_truth="4821", input_files={"arvel.txt": "Town: Arvel\nPopulation: 4821\n"}, qa_type="free-form")

@@ -53,7 +53,7 @@ def test_the_public_methods_are_the_papers_three_tools_with_our_schemas():
 def test_observations_are_the_loops_and_the_answer_is_scored(base_config, docker_client):
     from lis.agent.episode import prepare_sandbox
     from lis.agent.tools.dispatch import execute_tool_call
-    from lis.sandbox.factory import make_sandbox
+    from lis.sandbox import make_sandbox
     from lis.train.grpo.environment import SandboxEnvironmentFactory
 
     task = lookup_task(1, 4821)
@@ -97,7 +97,7 @@ def test_a_reset_that_finds_every_sandbox_held_raises_one_line_after_the_timeout
     import threading
 
     from lis.errors import LisError
-    from lis.sandbox.base import SandboxError
+    from lis.sandbox import SandboxError
     from lis.train.grpo.environment import SandboxEnvironmentFactory
 
     run_id = f"pytest-env-timeout-{time.time_ns()}"

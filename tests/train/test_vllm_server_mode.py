@@ -62,9 +62,9 @@ def test_without_vllm_installed_server_mode_says_what_to_install():
 
 @pytest.mark.docker
 def test_rollouts_through_a_started_server_equal_the_in_process_rollouts(tiny_base_dir, base_config, tmp_path):
-    from lis.agent.loop import AgentConfig
+    from lis.agent import AgentConfig
     from lis.models.local_hf import LocalHFModel
-    from lis.sandbox.pool import SandboxPool
+    from lis.sandbox import SandboxPool
     from lis.train.rollout.group import RolloutSettings, run_group
     from lis.util.server_process import healthy
 

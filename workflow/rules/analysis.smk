@@ -56,8 +56,8 @@ rule efficiency:
 rule sandbox_memory:
     input:
         "data/image/manifest.json",
-        code(*CORE, "lis/paths.py", "lis/sandbox", "lis/bench/__init__.py", "lis/bench/memory.py",
-             "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/cli/bench_memory.py"),
+        code(*CORE, "lis/paths.py", "lis/runtime/__init__.py", "lis/runtime/sandbox.py", "lis/sandbox",
+             "lis/bench/__init__.py", "lis/bench/memory.py", "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/cli/bench_memory.py"),
     output:
         "data/bench/sandbox_memory.json",
     params:
