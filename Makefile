@@ -2,12 +2,13 @@
 #   make paper   # venv + Docker engine + sandbox image, then the whole pipeline (profile from params.yaml)
 #   make test    # the same set-up, then the whole test suite
 #   make test-fast  # the inner loop: venv only, then the tests that need no Docker, training, long runs or browser
+#   make test-docker  # the middle tier: make test's set-up, then test-fast's tests and those needing the engine
 #   make test-cluster  # the Slurm tests (root, Debian): a one-node cluster, a pipeline target through it
 VENV ?= .venv
 export LIS_VENV := $(VENV)
 CORES ?= all
 
-.PHONY: paper test test-fast test-cluster setup lint clean-sandboxes
+.PHONY: paper test test-fast test-docker test-cluster setup lint clean-sandboxes
 
 paper: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --workflow-profile workflow/profiles/local paper
@@ -22,6 +23,12 @@ FAST_MARKERS := not docker and not training and not slow and not browser and not
 test-fast:
 	bash scripts/setup.sh venv
 	$(VENV)/bin/python -m pytest -m "$(FAST_MARKERS)"
+
+# The middle tier: the engine and the sandbox image, no training (the tiny agent is not built), nothing
+# slow, no browser.
+DOCKER_MARKERS := not training and not slow and not browser and not cluster
+test-docker: setup
+	$(VENV)/bin/python -m pytest -m "$(DOCKER_MARKERS)"
 
 # Deselected from `make test` (marker `cluster`); .ci/run runs it when workflow/ differs from what it last
 # passed on (.ci/cluster-tested, written here on success: commit it; scripts/ci-cluster-rule.sh).

@@ -28,54 +28,22 @@ def run(cmd, cwd=ROOT, check=True, env=None, timeout=600) -> subprocess.Complete
 
 
 # -- markers for the fast loop (`make test-fast` deselects them; `make test` runs everything) ----------
-# A test needs Docker when it uses a fixture that connects to the engine (the closure of its fixtures
-# is searched, so base_config, tiny_dir, sb, ... count); whole modules are marked by what they run.
+# A module says what it runs in its own `pytestmark` (a single test: a decorator), so that renaming or
+# moving a test keeps its tier. One rule is kept here because it cannot go stale: a test needs Docker
+# (or training) when it uses a fixture that connects to the engine (or trains the tiny model); the
+# closure of its fixtures is searched, so base_config, tiny_dir, sb, ... count. tests/test_markers.py
+# checks that these fixtures exist and that every module under tests/train/ is marked training.
 DOCKER_FIXTURES = {"docker_client", "image_tag"}
 TRAINING_FIXTURES = {"tiny_base_dir", "tiny_dir"}  # build and train a tiny model (the agent: ~11 min once)
-# prefix of "path::test name" (path relative to tests/) -> markers its tests get
-PATH_MARKERS = {
-    "train/": ("training",),                        # TRL / Lightning training, rollouts in real sandboxes
-    "pipeline/test_runs.py": ("slow", "docker", "training"),  # real Snakemake runs of the ci pipeline
-    "pipeline/test_dvc.py": ("slow", "docker", "training"),   # real DVC runs, push, pull, experiments
-    # the checker's own drift tests: Snakemake's DAG and DVC's index of an edited copy, ~7 s each (the
-    # repository's own check, test_repository_declarations_agree, stays in the fast loop)
-    "pipeline/test_declarations.py::test_check_catches_drift": ("slow",),
-    "pipeline/test_declarations.py::test_params_drift_in_snakefile_is_caught": ("slow",),
-    "pipeline/test_declarations.py::test_code_a_stage_": ("slow",),
-    "pipeline/test_declarations.py::test_the_learning_check_over_seeds_is_declared_alike": ("slow",),
-    # one `lis` process per command and hostile value (~2 min on 2 cores); the suite's coverage check stays
-    "cli/test_fuzz.py::test_every_hostile_value_ends_in_one_line_and_status_1_or_2": ("slow",),
-    "eval/test_serve_auto.py": ("slow",),           # starts, interrupts and stops real model servers
-    "test_setup.py": ("slow", "docker", "training"),  # `make paper` in a fresh checkout
-    "inspect_provider/": ("docker",),               # Inspect AI's provider; its session teardown asks the engine
-    "agent/test_run_signals.py": ("docker", "training"),  # `lis run` of the tiny agent (built by training)
-    # single tests (path::name) that reach the engine without a fixture
-    "bench/test_throughput.py::test_agent_settings_and_model_entries_are_the_evaluations": ("docker",),  # the image tag
-}
-BROWSER_MODULES = ("report/test_browser_harness.py", "report/test_viewer.py")  # headless Chromium
 
 
 def pytest_collection_modifyitems(config, items):
-    tests_dir = Path(__file__).resolve().parent
     for item in items:
-        try:
-            rel = Path(str(item.path)).resolve().relative_to(tests_dir).as_posix()
-        except ValueError:
-            continue
-        key = f"{rel}::{getattr(item, 'originalname', item.name)}"
         names = set(getattr(item, "fixturenames", ()))
-        marks = set()
         if names & DOCKER_FIXTURES:
-            marks.add("docker")
+            item.add_marker("docker")
         if names & TRAINING_FIXTURES:
-            marks.add("training")
-        for prefix, extra in PATH_MARKERS.items():
-            if key.startswith(prefix):
-                marks.update(extra)
-        if rel.startswith(BROWSER_MODULES):
-            marks.add("browser")
-        for name in sorted(marks):
-            item.add_marker(name)
+            item.add_marker("training")
 
 
 def one_line_error(r, *needles):

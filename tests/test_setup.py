@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import BIN, run, small_matrix
 
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.training]
+
 VENV = {"LIS_VENV": str(BIN.parent)}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import BIN, ROOT, run
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.training]
 
 
 def start_run(run_id: str, tmp_path) -> subprocess.Popen:

@@ -217,6 +217,7 @@ def bad_cases(path: str, repo: Path, files: Path) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(COMMANDS))
 def test_every_hostile_value_ends_in_one_line_and_status_1_or_2(path, scratch):
     """One process per command: the cases run in-process there (fast), and nothing else of the test

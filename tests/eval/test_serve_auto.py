@@ -20,6 +20,8 @@ from tests.conftest import BIN, copy_repo, run
 from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM, wait_gone
 
+pytestmark = [pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):

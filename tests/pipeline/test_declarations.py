@@ -34,6 +34,7 @@ def _edit_dvc(repo, fn):
     (lambda s: s["report"]["outs"].append("paper_figures/extra.md"), "no Snakemake rule has outputs"),
     (lambda s: s.pop("report"), "snakemake rule report: no DVC stage"),
 ])
+@pytest.mark.slow
 def test_check_catches_drift(repo_copy, fn, expected):
     _edit_dvc(repo_copy, fn)
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
@@ -42,6 +43,7 @@ def test_check_catches_drift(repo_copy, fn, expected):
     assert r.returncode == 1 and "difference(s)" in r.stderr
 
 
+@pytest.mark.slow
 def test_params_drift_in_snakefile_is_caught(repo_copy):
     rule = repo_copy / "workflow/rules/report.smk"
     text = rule.read_text()
@@ -63,6 +65,7 @@ def _eval_stages(stages):
     return [stages[k] for k in ("eval_vanilla", "eval_sandbox")] + [stages["eval_inline"]["do"]]
 
 
+@pytest.mark.slow
 def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
     """Both files agree, but neither declares the scorers the eval stages run."""
     def drop(stages):
@@ -74,6 +77,7 @@ def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
     assert any("runs code it does not declare as a dependency: lis/rewards/" in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
     def add(stages):
         stages["report"]["deps"].append("lis/agent")
@@ -84,6 +88,7 @@ def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
     assert any("declares code it does not run: lis/agent" in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_the_learning_check_over_seeds_is_declared_alike(repo_copy):
     """jobs.replicates [1, 2] adds the replicates' chains (SFT -> GRPO -> two held-out evaluations each) to
     the paper target in both declarations; empty (the default), neither has them."""

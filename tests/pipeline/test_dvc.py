@@ -25,7 +25,7 @@ import yaml
 
 from tests.conftest import ROOT, run, small_matrix
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.training]
 
 EXPERIMENTS = {"mem-short": 0.5, "mem-long": 1.5}   # sandbox_memory.settle_s (the ci overlay: 1.0, n 1)
 

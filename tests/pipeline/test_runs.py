@@ -14,7 +14,7 @@ import yaml
 
 from tests.conftest import run, small_matrix
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.training]
 
 
 def jobs_run(stdout_err: str) -> list[str]:

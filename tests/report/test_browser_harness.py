@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from tests.browser import Browser, check_page
 from tests.conftest import run
+
+pytestmark = [pytest.mark.browser]
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 

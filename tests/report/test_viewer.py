@@ -22,6 +22,8 @@ from lis.report.viewer import OUTCOMES, episode_ref, load, outcome, render_site,
 from tests.browser import Browser, check_page
 from tests.conftest import copy_repo, run
 
+pytestmark = [pytest.mark.browser]
+
 # 70 lines of 209 characters: under the agent's observation limits (80 lines, 20,000 characters), far
 # over the viewer's folding threshold
 BIG_OUTPUT = "python3 -c \"print(chr(10).join(f'line {i:03d} ' + 'x' * 200 for i in range(1, 71)))\""

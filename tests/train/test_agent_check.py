@@ -9,6 +9,8 @@ import pytest
 from lis.models import Sampling
 from lis.train.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
 
+pytestmark = [pytest.mark.training]
+
 PAPER_SAMPLING = dict(temperature=0.7, top_p=0.8, top_k=20)
 PER_DOMAIN = 4
 

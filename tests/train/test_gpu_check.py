@@ -7,7 +7,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.training]
 
 
 def test_gpu_check_runs_every_check_on_the_cpu(tmp_path):

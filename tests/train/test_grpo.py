@@ -18,7 +18,7 @@ from lis.tasks.schema import Task
 from tests.conftest import BIN, run
 from tests.train.test_token_exact import ReplayPolicy
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.training]
 
 
 def lookup_task(i: int, value: int) -> Task:

@@ -11,6 +11,8 @@ import pytest
 
 from lis.tasks.schema import Task
 
+pytestmark = [pytest.mark.training]
+
 
 def lookup_task(i: int, value: int) -> Task:
     return Task(id=f"t{i}", domain="instruct_pretrain", problem_statement=f"What is the population of Town{i}?",

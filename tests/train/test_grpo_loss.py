@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import torch
 
+pytestmark = [pytest.mark.training]
+
 P, C, B = 6, 9, 4           # prompt length, completion width, sequences
 CLIP_LOW, CLIP_HIGH, DUAL = 0.2, 0.28, 3.0
 

@@ -21,6 +21,8 @@ import pytest
 from lis.tasks.schema import Task
 from tests.train.test_grpo_checks import _one_step_advantages, lookup_task
 
+pytestmark = [pytest.mark.training]
+
 
 def _settings(**kw):
     from lis.train.grpo.settings import GRPOSettings

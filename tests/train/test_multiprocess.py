@@ -12,6 +12,8 @@ import yaml
 
 from tests.conftest import BIN, ROOT, run
 
+pytestmark = [pytest.mark.training]
+
 
 # -- SFT: Lightning DDP over 2 processes -----------------------------------------------------------------
 def _sft_project(tmp: Path) -> Path:

@@ -15,6 +15,8 @@ from lis.train.plan import (ModelShape, check_run, default_setups, estimate, fro
                             plan_stages, read_accelerate, read_shape, refusal, resolve_model, workload)
 from tests.conftest import BIN, ROOT, one_line_error, run
 
+pytestmark = [pytest.mark.training]
+
 CONFIGS = ROOT / "data" / "model_configs"
 Q4B = CONFIGS / "qwen3-4b-instruct-2507.json"
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.training]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from lis.params import load
 from tests.conftest import ROOT, run
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.training]
 
 
 def test_the_full_profile_rehearses_on_a_random_qwen3(tmp_path, image_tag):

@@ -18,7 +18,7 @@ from lis.util.files import sha256_file
 from tests.conftest import run
 from tests.train.test_grpo import _grpo_repo
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.training]
 
 
 def _log(path):

@@ -10,7 +10,7 @@ import yaml
 
 from tests.cli.test_signals import _last_line, _signal_when, _start
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.training]
 
 
 def test_sft_stops_with_130_or_143_and_resumes(tiny_base_dir, tmp_path):

@@ -11,6 +11,8 @@ from lis.agent.tools.schemas import TOOLS
 from lis.train.teacher.episodes import NO_LOSS, episodes, episodes_sha256
 from lis.models.toolcalls import check_tool_call
 
+pytestmark = [pytest.mark.training]
+
 REMAINING = re.compile(r"\nSteps Remaining: (\d+)$")
 
 

@@ -12,6 +12,8 @@ import pytest
 from lis.agent.tools.schemas import TOOLS
 from lis.models import Sampling
 
+pytestmark = [pytest.mark.training]
+
 PAPER_SAMPLING = dict(temperature=0.7, top_p=0.8, top_k=20)
 
 

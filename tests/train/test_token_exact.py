@@ -11,7 +11,7 @@ from lis.models.scripted import assistant, tool_call
 from lis.tasks.schema import Task
 from lis.train.rollout.session import TokenSession
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.training]
 
 
 class ReplayPolicy:

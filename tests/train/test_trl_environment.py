@@ -13,7 +13,7 @@ import pytest
 
 from lis.tasks.schema import Task
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.training]
 
 
 def lookup_task(i: int, value: int) -> Task:

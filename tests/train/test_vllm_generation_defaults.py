@@ -28,6 +28,8 @@ from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM
 from tests.train.test_grpo_checks import QWEN3_INSTRUCT_GENERATION
 
+pytestmark = [pytest.mark.training]
+
 
 @pytest.fixture
 def instruct_dir(tiny_base_dir, tmp_path):

@@ -18,6 +18,8 @@ from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM
 from tests.train.test_grpo import lookup_task
 
+pytestmark = [pytest.mark.training]
+
 
 def test_mode_none_is_in_process_and_server_settings_are_checked():
     assert ServerMode.from_settings({"mode": "none"}) is None and ServerMode.from_settings(None) is None
