@@ -11,7 +11,6 @@ every average a 95% cluster-bootstrap interval over tasks (lis.analysis.efficien
 from __future__ import annotations
 
 import csv
-import hashlib
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -21,47 +20,24 @@ import numpy as np
 from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, rng_for, rounded
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
 from lis.errors import LisError
-from lis.records import RecordError, TrajectoryRecord, check
-from lis.util.jsonl import iter_jsonl
+from lis.analysis.trajectories import read_trajectories
+from lis.records import TrajectoryRecord, check
 
 TOKEN_FIELDS = ("prompt", "model", "env", "total", "billed_total")
 SCHEMA = "lis.efficiency.tokens/1"
 Group = tuple[str, str, str]  # model, domain, mode
 
 
+def _episode(rec: dict[str, Any], where: str) -> EpisodeEfficiency:
+    check(TrajectoryRecord, rec, where=where)
+    return episode_efficiency(rec)
+
+
 def load_episodes(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[EpisodeEfficiency]]:
-    """Every record of the given trajectories files, as EpisodeEfficiency. Raises LisError naming
-    the file (and line) that is missing, not a file, unreadable or not trajectory JSON."""
-    inputs, episodes = [], []
-    for path in paths:
-        path = Path(path)
-        if not path.exists():
-            raise LisError(f"efficiency input {path} does not exist",
-                           "run its eval job first (lis eval run --model M --domain D --mode X) or leave it out")
-        if not path.is_file():
-            raise LisError(f"efficiency input {path} is not a file", "give trajectories.jsonl files of eval jobs")
-        try:
-            data = path.read_bytes()
-            text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise LisError(f"cannot read efficiency input {path}: {type(e).__name__}: {e}",
-                           "re-run the eval job that writes it") from None
-        n = 0
-        hint = "re-run the eval job that writes it"
-        for lineno, rec in iter_jsonl(text, mode="strict", where=f"efficiency input {path}", hint=hint):
-            try:
-                if "steps" not in rec or "mode" not in rec:
-                    raise ValueError("not a trajectory record (no steps/mode)")
-                check(TrajectoryRecord, rec, where=f"efficiency input {path} line {lineno}")
-                episodes.append(episode_efficiency(rec))
-            except RecordError as e:
-                raise LisError(str(e), hint) from None
-            except (ValueError, TypeError, AttributeError) as e:
-                raise LisError(f"efficiency input {path} line {lineno} is not a trajectory record: "
-                               f"{' '.join(str(e).split())[:160]}", hint) from None
-            n += 1
-        inputs.append({"path": path.as_posix(), "sha256": hashlib.sha256(data).hexdigest(), "records": n})
-    return inputs, episodes
+    """Every record of the given trajectories files (or eval job folders), as EpisodeEfficiency.
+    Raises LisError naming the file (and line) that is missing, not a file, unreadable or not
+    trajectory JSON (lis.analysis.trajectories)."""
+    return read_trajectories(paths, what="efficiency input", convert=_episode)
 
 
 def _stat(c: Clustered, num: str, den: str, key: tuple, b: int, digits: int) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def _job_paths(eval_root: Path, p) -> list[Path]:
 
 
 @app.command("tokens")
-def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files of eval jobs."),
+def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files of eval jobs (or the jobs' folders)."),
            jobs: bool = typer.Option(False, "--jobs", help="Read the trajectories of every job in the params' "
                                      "job lists (jobs.models x jobs.domains x vanilla/sandbox) under --eval-root."),
            eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),

@@ -3,12 +3,11 @@
     build_model("qwen3-4b", {"backend": "openai", "model": "Qwen/Qwen3-4B-Instruct-2507",
                              "base_url": "http://localhost:8000/v1",
                              "sampling": {"temperature": 0.7, "top_p": 0.8, "top_k": 20}})
-    build_model("tiny", {"backend": "tiny"})          # built into the cache on first use
+    build_model("sft", {"backend": "local", "model": "data/models/sft", "seed": 0})
 
-Backends: ``openai`` (any OpenAI-compatible server or API), ``local`` (a transformers folder),
-``tiny`` (the offline tiny model, built by :func:`lis.train.tiny.build.build_tiny` when missing; its
-``seed`` is the build's seed and the sampler's, ``path`` defaults to the cache) and ``scripted``
-(replays ``replies``; tests). Keys that do not apply to the backend are errors, not ignored.
+Backends: ``openai`` (any OpenAI-compatible server or API), ``local`` (a transformers folder, run by
+the batching engine; the offline tiny models the pipeline trains are local folders too) and
+``scripted`` (replays ``replies``; tests). Keys that do not apply to the backend are errors, not ignored.
 """
 from __future__ import annotations
 

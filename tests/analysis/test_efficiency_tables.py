@@ -131,7 +131,9 @@ def test_missing_or_unreadable_inputs_are_one_line_errors(files, tmp_path):
     r = run(["lis", "efficiency", "tokens", str(bad), "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and f"{bad} line 2" in r.stderr and "Traceback" not in r.stderr
     r = run(["lis", "efficiency", "tokens", str(tmp_path), "--out", str(tmp_path / "x.json")], check=False)
-    assert r.returncode == 2 and "is not a file" in r.stderr
+    assert r.returncode == 2 and f"{tmp_path}/trajectories.jsonl does not exist" in r.stderr  # a folder: its job's file
+    r = run(["lis", "efficiency", "tokens", "/dev/null", "--out", str(tmp_path / "x.json")], check=False)
+    assert r.returncode == 2 and "/dev/null is not a file" in r.stderr
     r = run(["lis", "efficiency", "tokens", "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and "no trajectories given" in r.stderr
     assert not (tmp_path / "x.json").exists()

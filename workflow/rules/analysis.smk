@@ -13,7 +13,7 @@ rule behaviour:
     input:
         job_trajectories(BEHAVIOUR_MODES),
         code(*CORE, "lis/agent/__init__.py", "lis/agent/trajectory.py", "lis/analysis/__init__.py",
-             "lis/analysis/behaviour", "lis/cli/behaviour.py"),
+             "lis/analysis/trajectories.py", "lis/analysis/behaviour", "lis/cli/behaviour.py"),
     output:
         "data/analysis/behaviour.json",
         "data/analysis/behaviour/groups.csv",
@@ -38,7 +38,7 @@ rule efficiency:
     input:
         job_trajectories(["vanilla", "sandbox"]),
         code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tables.py",
-             "lis/analysis/efficiency_tokens.py", "lis/cli/efficiency.py"),
+             "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py", "lis/cli/efficiency.py"),
     output:
         "data/analysis/efficiency.json",
         "data/analysis/efficiency_episodes.csv",
