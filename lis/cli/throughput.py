@@ -18,30 +18,18 @@ def _csv(value: Optional[str]) -> Optional[list[str]]:
 
 
 def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
-    """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain. Raises LisError naming
-    a missing file or a line that is not a task."""
+    """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain (the file read as every
+    stage reads a task set: :func:`lis.tasks.io.read_tasks`). Raises LisError naming a missing file or
+    a line that is not a task."""
     from lis.errors import LisError
-    from lis.records import RecordError
-    from lis.tasks.schema import Task
-    from lis.util.jsonl import iter_jsonl, read_text
+    from lis.tasks.io import read_tasks
 
     out = []
     for d in domains:
         path = tasks_dir / f"{d}.jsonl"
         if not path.is_file():
             raise LisError(f"no task file {path}", f"run the tasks stage first (lis tasks --domain {d} --out {path})")
-        got = []
-        hint = f"rebuild it with lis tasks --domain {d}"
-        for lineno, row in iter_jsonl(read_text(path, hint=hint), mode="strict", where=str(path), hint=hint):
-            if len(got) == n:
-                break
-            where = f"{path} line {lineno}"
-            try:
-                got.append(Task.from_dict(row, where=where))
-            except RecordError as e:
-                raise LisError(f"{where} is not a task ({str(e).removeprefix(where + ': ')})", hint) from None
-            except (ValueError, KeyError, TypeError) as e:
-                raise LisError(f"{path} line {lineno} is not a task ({type(e).__name__}: {e})", hint) from None
+        got = read_tasks(path)[:n]
         if not got:
             raise LisError(f"task file {path} has no tasks", f"rebuild it with lis tasks --domain {d}")
         if len(got) < n:

@@ -190,5 +190,5 @@ def test_missing_inputs_are_one_line_errors(repo_copy):
     (repo_copy / "data/tasks/math.jsonl").write_text('{"id": "x"}\n')
     r = run(["lis", "throughput", "--profile", "ci", "--model", "base", "--domains", "math", "--out", "x.json"],
             cwd=repo_copy, check=False)
-    assert r.returncode == 2 and "data/tasks/math.jsonl line 1 is not a task" in r.stderr
+    assert r.returncode == 2 and "data/tasks/math.jsonl line 1: field domain: missing" in r.stderr
     assert "Traceback" not in r.stderr and not (repo_copy / "x.json").exists()
