@@ -12,7 +12,6 @@ import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 
-DEFAULTS = {"n": 3, "settle_s": 2.0, "interval_s": 0.02}   # the params' sandbox_memory section overrides these
 
 
 def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
@@ -31,7 +30,6 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     agent), read from its cgroup: idle and peak working set, the cgroup's high-water mark; mean, n
     and a 95% interval over --n sandboxes (Table 12; definitions in docs/efficiency.md)."""
     from lis.bench.memory import measure_memory
-    from lis.errors import LisError
     from lis.manifest import write_json
     from lis.runtime import sandbox_config
     from lis.sandbox import registry
@@ -41,10 +39,7 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
-    settings = {**DEFAULTS, **(p.data.get("sandbox_memory") or {})}
-    unknown = sorted(set(settings) - set(DEFAULTS))
-    if unknown:
-        raise LisError(f"sandbox_memory: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(DEFAULTS)}")
+    settings = p.section("sandbox_memory")  # the schema requires every key and refuses unknown ones
     settings.update({k: v for k, v in given.items() if v is not None})
     manifest = None
     if image_manifest is not None:
