@@ -19,6 +19,7 @@ from lis.util import server_process
 from lis.util.server_process import ensure, healthy, release, release_all
 from tests.conftest import ROOT
 from tests.serve.server import free_port
+from tests.wait import wait_until
 
 PROGRAM = ROOT / "tests/chat_server_program.py"
 
@@ -35,12 +36,7 @@ def alive(pid: int) -> bool:
 
 
 def wait_gone(*pids: int, timeout: float = 20) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.1)
-    return False
+    return wait_until(lambda: not any(alive(p) for p in pids), timeout, "the processes gone", interval=0.1, fail=False)
 
 
 def command(port: int, pids: Path, *extra: str) -> list[str]:

@@ -20,6 +20,7 @@ from lis.models.base import ChatResult, Usage
 from lis.models.scripted import assistant, tool_call
 from lis.models.server import ChatServer
 from tests.conftest import BIN, run
+from tests.wait import wait_until
 
 
 def test_qpm_on_known_timings():
@@ -174,10 +175,7 @@ def test_ctrl_c_stops_the_measurement_and_leaves_no_sandbox(repo_copy, image_tag
         assert proc.returncode == 130 and time.monotonic() - t0 < 10, err
     assert "Traceback" not in err.decode()
     assert not (repo_copy / "data/bench/throughput.json").exists()   # no number from a partial run
-    deadline = time.monotonic() + 10
-    while leftovers(docker_client, run_id) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not leftovers(docker_client, run_id)
+    wait_until(lambda: not leftovers(docker_client, run_id), 10, "the measurement's sandboxes removed", interval=0.2)
 
 
 def test_missing_inputs_are_one_line_errors(repo_copy):

@@ -7,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from tests.browser import Browser
 from tests.conftest import BIN, run
 from tests.inspect_tasks.conftest import add_replay_model
 from tests.inspect_tasks.replay import ReplayModel, equivalence_scripts
+from tests.wait import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.slow]
 
@@ -32,18 +32,20 @@ def _serve(log_dir: Path, port: int) -> subprocess.Popen:
     proc = subprocess.Popen([str(BIN / "inspect"), "view", "--log-dir", str(log_dir), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/logs", timeout=2) as r:
-                if r.status == 200:
-                    return proc
+                return r.status == 200
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(f"inspect view exited: {proc.stdout.read().decode()[-2000:]}")
-            time.sleep(0.3)
-    os.killpg(proc.pid, signal.SIGTERM)
-    raise AssertionError("inspect view did not answer within 60 s")
+                raise AssertionError(f"inspect view exited: {proc.stdout.read().decode()[-2000:]}") from None
+            return False
+
+    if not wait_until(answers, 60, "inspect view answering", interval=0.3, fail=False):
+        os.killpg(proc.pid, signal.SIGTERM)
+        raise AssertionError("inspect view did not answer within 60 s")
+    return proc
 
 
 def test_an_exported_lis_job_opens_in_inspect_view(math_project, tmp_path):

@@ -20,6 +20,7 @@ from lis.models import ContextLengthError, LocalHFModel, ModelError, Sampling
 from lis.models.batch_engine import BatchEngine
 from lis.models.sampler import sample
 from lis.util import cancel
+from tests.wait import wait_until
 
 LP_TOL = 1e-4
 
@@ -99,9 +100,7 @@ def test_late_requests_join_the_running_batch(tiny_model, prompts):
         threads = [threading.Thread(target=run, args=(i, p)) for i, p in enumerate(early)]
         for t in threads:
             t.start()
-        deadline = time.monotonic() + 60
-        while engine.stats["steps"] < 8 and time.monotonic() < deadline:
-            time.sleep(0.002)
+        wait_until(lambda: engine.stats["steps"] >= 8, 60, "8 decode steps", interval=0.002)
         assert 8 <= engine.stats["steps"] < 48
         threads += [threading.Thread(target=run, args=(3 + i, p)) for i, p in enumerate(late)]
         for t in threads[3:]:
@@ -273,8 +272,8 @@ def test_cancellation_interrupts_every_waiting_caller(tiny_model, prompts):
         threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
         for t in threads:
             t.start()
-        while engine.stats["steps"] < 3 and time.monotonic() - started < 60:
-            time.sleep(0.005)
+        wait_until(lambda: engine.stats["steps"] >= 3, 60 - (time.monotonic() - started), "3 decode steps",
+                   interval=0.005, fail=False)
         t_cancel = time.monotonic()
         cancel.request()
         for t in threads:
@@ -283,9 +282,7 @@ def test_cancellation_interrupts_every_waiting_caller(tiny_model, prompts):
         assert max(results) - t_cancel < 2.0
         with pytest.raises(cancel.Interrupted):
             engine.generate(prompts[0], 4)
-        deadline = time.monotonic() + 10
-        while engine._rows and time.monotonic() < deadline:  # the worker lets the sequences go
-            time.sleep(0.01)
+        wait_until(lambda: not engine._rows, 10, "the worker letting the sequences go", interval=0.01, fail=False)
         assert engine._rows == []
     finally:
         cancel.reset()

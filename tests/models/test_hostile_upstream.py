@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import run
 from tests.hostile_server import HostileServer
+from tests.wait import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -207,9 +208,7 @@ def test_lis_serve_applies_the_requests_timeout_and_frees_a_left_slot(tmp_path, 
                 conn.getresponse()  # the upstream hangs: no answer in 3 s
         finally:
             conn.close()  # the client leaves
-        t1 = time.monotonic()
-        while served.health()["running"] and time.monotonic() - t1 < 15:
-            time.sleep(0.2)
+        wait_until(lambda: not served.health()["running"], 15, "the abandoned episode ending", interval=0.2, fail=False)
         assert served.health()["running"] == 0, served.health()
         out = _post(url, ask, timeout=60)  # garbage, retried, then an answer
         assert out["lis"]["termination"] == "submitted", out["lis"]

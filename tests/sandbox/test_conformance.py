@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from tests.wait import wait_until
+
 pytestmark = pytest.mark.docker
 
 
@@ -232,9 +234,7 @@ def test_pool_hands_out_live_warm_sandboxes_fast(base_config, backend):
     from lis.sandbox import SandboxPool
 
     with SandboxPool(dataclasses.replace(base_config, backend=backend), max_concurrent=2, warm=2) as pool:
-        deadline = time.monotonic() + 30
-        while pool._ready.qsize() < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: pool.ready >= 2, 30, "two warm sandboxes in the pool")
         time.sleep(0.3)
         t0 = time.monotonic()
         with pool.sandbox() as sb:
