@@ -3,6 +3,7 @@ the episode ends (:func:`lis.util.jsonl.append_jsonl`), with everything behaviou
 analyses need afterwards."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +21,30 @@ def wall_clock_limited(record: "Trajectory") -> bool:
     slower or busier machine the same tokens could have gone another way, so a run with one is not
     reproducible from its seed alone (the deterministic mode reports it)."""
     return record.termination == "timeout" or any(c.timed_out for s in record.steps for c in s.calls)
+
+
+# processes that run at once: a pipe (not ||, |& included) or a background & (not &&, >&, &>)
+_AT_ONCE = re.compile(r"(?<!\|)\|(?!\|)|(?<![&>])&(?![&>])")
+_PROGRAM_MESSAGE = re.compile(r"^([A-Za-z0-9_.+-]+): ", re.M)  # "grep: ...", "cut: ...", "bash: ..."
+
+
+def concurrent_output(record: "Trajectory") -> bool:
+    """Whether a command's error output holds messages of two programs that ran at once (two stages of
+    a pipeline, or background jobs, writing to one stream): the kernel's scheduler, not the commands,
+    decides their order, so the same commands can give another observation and the episode another
+    course. Seen in a deterministic GRPO run: ``grep -n river MISSING | cut -m 3 ...`` printed cut's
+    error before grep's in one run and after it in another. A heuristic (a program's message is a line
+    ``name: ...``); the deterministic mode reports it beside :func:`wall_clock_limited`."""
+    for s in record.steps:
+        for c in s.calls:
+            if c.tool != "execute_bash" or not isinstance(c.arguments, dict):
+                continue
+            if not _AT_ONCE.search(str(c.arguments.get("command") or "")):
+                continue
+            stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
+            if len(set(_PROGRAM_MESSAGE.findall(stderr))) >= 2:
+                return True
+    return False
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.agent.episode import run_task
-from lis.agent.trajectory import Trajectory, episode_key, wall_clock_limited
+from lis.agent.trajectory import Trajectory, concurrent_output, episode_key, wall_clock_limited
 from lis.errors import LisError
 from lis.eval.jobs import EvalJob, repeats_for, settings_hash, task_hash
 from lis.eval.journal import INFRA, INTERRUPTED, Journal
@@ -301,12 +301,14 @@ def _interrupt(executor: ThreadPoolExecutor | SlotExecutor, pending: set[Future]
 
 def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[str, Any]:
     """Whether the job's trajectories are a function of the seed alone: the mode was on, the model
-    decoded in rounds (in-process), and no wall-clock limit decided an episode (a command or an
-    episode timeout: a slower machine could have let it finish)."""
+    decoded in rounds (in-process), no wall-clock limit decided an episode (a command or an episode
+    timeout: a slower machine could have let it finish) and no observation holds messages of
+    processes that ran at once (their order is the scheduler's: lis.agent.trajectory.concurrent_output)."""
     timed_out = sum(1 for r in records if wall_clock_limited(r))
+    concurrent = sum(1 for r in records if concurrent_output(r))
     local = model is None or callable(getattr(model, "lockstep", None))
-    return {"mode": asked, "wall_clock_limited_episodes": timed_out,
-            "reproducible": bool(asked and local and timed_out == 0)}
+    return {"mode": asked, "wall_clock_limited_episodes": timed_out, "concurrent_output_episodes": concurrent,
+            "reproducible": bool(asked and local and timed_out == 0 and concurrent == 0)}
 
 
 def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:

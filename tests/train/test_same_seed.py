@@ -42,6 +42,7 @@ def test_a_deterministic_grpo_run_repeats_bit_for_bit(repo_copy, tiny_dir, docke
     assert sha256_file(a / "model.safetensors") == sha256_file(b / "model.safetensors")
     m = json.loads((repo_copy / "data/train/runs/grpo-a/metrics.json").read_text())
     assert m["deterministic"]["mode"] is True
-    assert m["deterministic"]["reproducible"] is (m["deterministic"]["wall_clock_limited_episodes"] == 0)
+    d = m["deterministic"]
+    assert d["reproducible"] is (d["wall_clock_limited_episodes"] == 0 and d["concurrent_output_episodes"] == 0)
     left = docker_client.api.containers(all=True, filters={"label": ["lis.run=pytest-same-seed"]})
     assert not left, f"{len(left)} sandbox(es) left behind"

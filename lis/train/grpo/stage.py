@@ -36,7 +36,7 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
                 "retried_episodes", "loss", "loss_value", "grad_norm", "learning_rate", "is_ratio_min",
                 "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max", "is_masked_fraction", "seq_logratio_mean",
                 "seq_logratio_min", "seq_logratio_per_1k_tokens", "trained_tokens", "loss_calls",
-                "loss_calls_eval_mode", "wall_clock_limited", "task_ids", "group_rewards", "episodes_sha256", "rollout_s",
+                "loss_calls_eval_mode", "wall_clock_limited", "concurrent_output", "task_ids", "group_rewards", "episodes_sha256", "rollout_s",
                 "longest_episode_s", "step_s")
 TIME_COLUMNS = ("rollout_s", "longest_episode_s", "step_s")  # what differs between two runs of the same seed
 
@@ -188,8 +188,11 @@ def _cell(value: Any) -> Any:
 
 def _deterministic(settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Whether the run is a function of its seed alone (grpo.rollout.deterministic, in-process
-    generation, no wall-clock limit deciding an episode; docs/training.md, "Determinism")."""
+    generation, no wall-clock limit deciding an episode, no observation ordered by the scheduler;
+    docs/training.md, "Determinism")."""
     mode = bool(settings.rollout["deterministic"])
     limited = sum(int(r.get("wall_clock_limited") or 0) for r in rows)
-    return {"mode": mode, "wall_clock_limited_episodes": limited, "reproducible": mode and limited == 0}
+    concurrent = sum(int(r.get("concurrent_output") or 0) for r in rows)
+    return {"mode": mode, "wall_clock_limited_episodes": limited, "concurrent_output_episodes": concurrent,
+            "reproducible": mode and limited == 0 and concurrent == 0}
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from lis.agent.trajectory import Trajectory, wall_clock_limited
+from lis.agent.trajectory import Trajectory, concurrent_output, wall_clock_limited
 from lis.tasks.schema import Task
 from lis.train.rollout.outcome import classify, episode_faults
 from lis.train.rollout.session import TokenSession
@@ -104,7 +104,8 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
              "drift_turns": session.drift_turns, "isolated_renders": session.isolated_renders,
              "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts,
              "sandbox_start_s": rec.sandbox_start_s, "acquire_wait_s": rec.acquire_wait_s,
-             "wall_clock_limited": int(wall_clock_limited(rec)), "tokens_sha256": tokens_sha256(sample)}
+             "wall_clock_limited": int(wall_clock_limited(rec)), "concurrent_output": int(concurrent_output(rec)),
+             "tokens_sha256": tokens_sha256(sample)}
     return Rollout(task, rec, sample, float(reward), raw, error, outcome, fault, session.drift_turns > 0, attempts,
                    stats)
 
