@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import threading
 from typing import Any, Literal, Union, overload
 
 import anyio
@@ -36,6 +37,32 @@ async def _thread(fn, *args, **kwargs):
     """Run blocking sandbox I/O off the event loop; a cancelled sample does not wait for it
     (sample_cleanup then kills the sandbox, which ends the call)."""
     return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+
+
+async def _acquire(pool):
+    """A sandbox from ``pool`` for a sample; cancellable while the pool is full (Ctrl-C, a time limit):
+    the waiting thread is abandoned, and gives back the sandbox it gets afterwards (or stops when the
+    task's clean-up closes the pool). Not abandoning it made a cancelled run wait for a free slot."""
+    lock, state = threading.Lock(), {"abandoned": False, "sb": None}
+
+    def take():
+        sb = pool.acquire()
+        with lock:
+            if not state["abandoned"]:
+                state["sb"] = sb
+                return sb
+        pool.release(sb)  # the sample is gone: nobody else will release it
+        return None
+
+    try:
+        return await anyio.to_thread.run_sync(take, abandon_on_cancel=True)
+    except BaseException:
+        with lock:
+            state["abandoned"] = True
+            got = state["sb"]  # taken just before the cancellation: release it here
+        if got is not None:
+            threading.Thread(target=pool.release, args=(got,), daemon=True).start()
+        raise
 
 
 @sandboxenv(name="lis")
@@ -67,8 +94,7 @@ class LisSandboxEnvironment(SandboxEnvironment):
                           metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
         cfg = parse_config(config)
         pool = await _thread(pools.pool_for, cfg)
-        sb = await anyio.to_thread.run_sync(pool.acquire)  # not abandoned: a started sandbox must be released
-        return {"default": cls(sb, pool)}
+        return {"default": cls(await _acquire(pool), pool)}
 
     @classmethod
     async def sample_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None,

@@ -138,6 +138,8 @@ class SandboxPool:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._slots.acquire(timeout=0.2):  # wake up now and then: after Ctrl-C nothing new starts
             cancel.check()
+            if self._closed:  # closed while this caller waited (its run is ending): no sandbox for it
+                raise SandboxError("the sandbox pool was closed while waiting for a sandbox")
             if deadline is not None and time.monotonic() >= deadline:
                 raise PoolTimeout(f"no sandbox free within {timeout}s (max_concurrent={self.max_concurrent})")
         try:

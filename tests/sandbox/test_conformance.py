@@ -243,6 +243,34 @@ def test_pool_hands_out_live_warm_sandboxes_fast(base_config, backend):
         assert took < 0.05, f"acquire from the warm pool took {took * 1000:.0f} ms"
 
 
+def test_a_caller_waiting_for_a_full_pool_stops_when_the_pool_closes(base_config, backend):
+    """A run that ends (Inspect's task clean-up, Ctrl-C) closes its pool: a sample still waiting for a
+    slot must not start a sandbox nobody will use, nor wait for good."""
+    import dataclasses
+    import threading
+
+    from lis.sandbox import SandboxError, SandboxPool
+
+    pool = SandboxPool(dataclasses.replace(base_config, backend=backend), max_concurrent=1)
+    held = pool.acquire()
+    got: dict = {}
+    waiter = threading.Thread(target=lambda: got.update(r=_try(pool.acquire)), daemon=True)
+    waiter.start()
+    time.sleep(0.5)
+    assert waiter.is_alive()  # the pool is full: it waits
+    pool.close()
+    waiter.join(timeout=5)
+    assert not waiter.is_alive() and isinstance(got["r"], SandboxError) and "closed" in str(got["r"])
+    pool.release(held)
+
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - the test looks at what it raised
+        return e
+
+
 def test_pool_spreads_sandboxes_over_engines(base_config):
     """Two engine URLs (here two names of the local engine's socket): new sandboxes go to the one
     with the fewest live sandboxes."""
