@@ -149,6 +149,28 @@ def validate(data: dict, schema: dict, source: str) -> None:
                           f"fix {source}; the schema is {SCHEMA_FILE}")
 
 
+def pydantic_problem(err: Any, where: str) -> str:
+    """One line for the first error of a pydantic ValidationError, naming the key."""
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in (where, *first["loc"]) if p != "")
+    if first["type"] == "extra_forbidden":
+        return f"{loc}: unknown key"
+    if first["type"] == "missing":
+        return f"{loc}: required key is missing"
+    more = f" (and {err.error_count() - 1} more problem(s))" if err.error_count() > 1 else ""
+    return f"{loc}: {first['msg']}, got {first.get('input')!r}"[:300] + more
+
+
+def section_model(model: Any, data: Any, name: str, source: str) -> Any:
+    """``data`` validated by the section model ``model``; ParamsError in one line naming the key."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ParamsError(f"{source}: {pydantic_problem(e, name)}", f"fix {source}; the schema is {SCHEMA_FILE}") from None
+
+
 @dataclass
 class Params:
     """Merged, validated params of one profile."""
@@ -163,6 +185,14 @@ class Params:
         if name not in self.data:
             raise ParamsError(f"params have no section '{name}'", f"add it to {PARAMS_FILE} and {SCHEMA_FILE}")
         return copy.deepcopy(self.data[name])
+
+    def settings(self, name: str) -> Any:
+        """The section as its typed model (:mod:`lis.config`): attributes, the defaults filled in."""
+        from lis.config import SECTIONS
+
+        if name not in SECTIONS:
+            raise ParamsError(f"params section '{name}' has no model", f"add one to lis/config and {SCHEMA_FILE}")
+        return section_model(SECTIONS[name], self.section(name), name, PARAMS_FILE)
 
     def section_json(self, name: str) -> str:
         return canonical_json(self.data[name])
@@ -249,6 +279,9 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     merged = deep_merge(base, {k: v for k, v in overlay.items() if v})
     merged["profile"] = name
     validate(merged, schema, rel)
+    from lis.config import ParamsModel
+
+    section_model(ParamsModel, merged, "", rel)  # the typed models accept what the schema does
     _check_models(merged, rel)
     _check_sandbox_limits(merged, f"{pfile.name} + {rel}")
     _check_jobs(merged, pfile.name)

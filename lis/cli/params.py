@@ -32,3 +32,27 @@ def show(section: Optional[str] = typer.Argument(None, help="Print only this sec
     p = load_params(profile, params_file)
     data = p.section(section) if section else p.data
     typer.echo(yaml.safe_dump(data, sort_keys=False).rstrip())
+
+
+@app.command("schema")
+def schema(write: bool = typer.Option(False, "--write", help="Write the schema file from the models."),
+           check: bool = typer.Option(False, "--check", help="Exit 2 when the schema file is not the generated one."),
+           file: Optional[Path] = typer.Option(None, "--file", help="The schema file (default: the repository's).")
+           ) -> None:
+    """Print the params' JSON schema generated from the section models in lis/config (or write or check the file)."""
+    from lis.config import render_yaml
+    from lis.errors import ParamsError
+    from lis.params import SCHEMA_FILE, find_root
+
+    text = render_yaml()
+    path = file or find_root() / SCHEMA_FILE
+    if write:
+        path.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {path}")
+    elif check:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            raise ParamsError(f"{path} is not the schema the models in lis/config generate",
+                              "run `lis params schema --write` after editing lis/config")
+        typer.echo(f"ok: {path} is up to date")
+    else:
+        typer.echo(text.rstrip())
