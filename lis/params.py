@@ -158,6 +158,8 @@ def pydantic_problem(err: Any, where: str) -> str:
     if first["type"] == "missing":
         return f"{loc}: required key is missing"
     more = f" (and {err.error_count() - 1} more problem(s))" if err.error_count() > 1 else ""
+    if first["type"] == "value_error":  # a model's own check: its message names the problem
+        return f"{loc}: {first['msg'].removeprefix('Value error, ')}"[:300] + more
     return f"{loc}: {first['msg']}, got {first.get('input')!r}"[:300] + more
 
 

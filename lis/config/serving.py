@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from lis.config.base import NonNegFloat, NonNegInt, PosFloat, PosInt, Section
 
 
 class ServeLimits(Section):
     """Per-episode caps; a request may ask for less, never for more (larger asks are clamped)."""
+
+    model_config = ConfigDict(frozen=True)
 
     max_turns: PosInt = 100
     timeout_s: PosFloat = 1800.0

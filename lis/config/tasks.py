@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from lis.config.base import Domain, NonNegFloat, NonNegInt, Section, Share
+from lis.config.base import Domain, NonNegFloat, NonNegInt, PosInt, Section, Share
 
 Range = NonNegInt | Annotated[list[NonNegInt], Field(min_length=2, max_length=2)]
-"""a number, or [low, high] drawn per context"""
+"""a number n (as [n, n]), or [low, high]: a draw per context or task, both ends included"""
+RANGES = {"questions_per_context": 1, "documents_per_context": 1, "distractor_files": 0, "filler_lines": 0}
+"""the ranges of the context section, and the least low end each takes"""
 
 
 class DomainSource(Section):
@@ -39,27 +41,49 @@ class SeedCollection(Section):
 
 
 class ContextSection(Section):
-    """The context-based tasks of RL (lis.context_tasks.settings checks ranges are ordered and
-    held-out contexts below contexts)."""
+    """The context-based tasks of RL (the paper's recipe: documents placed as files, the answer
+    written to /testbed/answer.txt). Beyond the schema: ranges run from their least value up,
+    qa_mix has a positive weight, and generated contexts keep some for training."""
 
-    source: Literal["generated", "seed", "paper"]
+    source: Literal["generated", "seed", "paper"] = "generated"
+    """generated: offline contexts made here; seed: Instruction Pre-Training rows; paper: the authors' data"""
     paper_revision: str | None = None
-    seed: int
-    contexts: Annotated[int, Field(ge=1)]
-    held_out_contexts: NonNegInt
-    questions_per_context: Range
-    documents_per_context: Range
-    distractor_files: Range
-    max_file_chars: Annotated[int, Field(ge=200)]
-    filler_lines: Range
-    answer_position: Literal["start", "middle", "end", "random"]
-    file_names: Literal["entity", "neutral"]
-    compute_share: Share
-    qa_mix: Annotated[QaMix, Field(json_schema_extra={"minProperties": 1})]
-    max_examples: NonNegInt
-    entity_kinds: Annotated[list[Literal["town", "company", "ship", "library"]], Field(min_length=1)] | None
-    math_tasks: Annotated[int, Field(ge=1)] | None
-    seed_collection: SeedCollection
+    seed: int = 0
+    contexts: PosInt = 100
+    held_out_contexts: NonNegInt = 10
+    """contexts kept out of training (their tasks are the held-out split)"""
+    questions_per_context: Range = [3, 4]
+    documents_per_context: Range = [1, 4]
+    distractor_files: Range = [1, 3]
+    max_file_chars: Annotated[int, Field(ge=200)] = 4000
+    filler_lines: Range = [3, 10]
+    answer_position: Literal["start", "middle", "end", "random"] = "random"
+    file_names: Literal["entity", "neutral"] = "neutral"
+    compute_share: Share = 0.3
+    """share of questions that need a computation over the documents"""
+    qa_mix: Annotated[QaMix, Field(json_schema_extra={"minProperties": 1})] = QaMix(
+        single_choice=0.3, multiple_choice=0.2, free_form=0.5)
+    """question kinds and their weights (a kind left out: weight 0)"""
+    max_examples: NonNegInt = 3
+    entity_kinds: Annotated[list[Literal["town", "company", "ship", "library"]], Field(min_length=1)] | None = None
+    """the generator's kinds of entity (null: every kind)"""
+    math_tasks: PosInt | None = None
+    seed_collection: SeedCollection = SeedCollection()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ContextSection":
+        for key, least in RANGES.items():
+            value = getattr(self, key)
+            lo, hi = (value, value) if isinstance(value, int) else value
+            if lo < least or hi < lo:
+                raise ValueError(f"{key} = {value!r} is not a range from {least} up (use [low, high] with "
+                                 f"{least} <= low <= high)")
+        if sum(dict(self.qa_mix).values()) <= 0:
+            raise ValueError("qa_mix has no positive weight (give at least one question kind a weight above 0)")
+        if self.source == "generated" and self.held_out_contexts >= self.contexts:
+            raise ValueError(f"held_out_contexts ({self.held_out_contexts}) must be below contexts ({self.contexts}): "
+                             "keep some contexts for training")
+        return self
 
 
 class TasksSection(Section):

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from lis.config.sandbox import SandboxSection
 from lis.errors import LisError
+from lis.params import section_model
 from lis.sandbox.base import Limits, Sandbox, SandboxConfig
 
 log = logging.getLogger(__name__)
@@ -25,10 +26,7 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
         if backend == "auto":
             backend = _bwrap_if_it_runs(image, image_manifest) or sandbox["backend"]
         sandbox = {**sandbox, "backend": backend}
-    known = {f.name for f in fields(Limits)}
-    unknown = set(sandbox.get("limits", {})) - known
-    if unknown:
-        raise LisError(f"sandbox.limits: unknown key(s) {', '.join(sorted(unknown))}", f"known: {', '.join(sorted(known))}")
+    sec = section_model(SandboxSection, sandbox, "sandbox", "params")  # an unknown key: one line naming it
     if image_manifest is not None:
         facts = image_manifest.get("image") if isinstance(image_manifest, dict) else None
         if not isinstance(facts, dict) or not isinstance(facts.get("tag"), str) or not facts["tag"] \
@@ -38,29 +36,19 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
     facts = (image_manifest or {}).get("image", {})
     tag = facts.get("tag") or ""
     rootfs = facts.get("rootfs") or ""
-    if not tag and sandbox["backend"] == "docker":
+    if not tag and sec.backend == "docker":
         from lis.params import find_root
         from lis.sandbox.image import expected_tag
 
         tag = expected_tag(image, find_root())
-    if not rootfs and sandbox["backend"] == "bwrap":
+    if not rootfs and sec.backend == "bwrap":
         rootfs = str(_rootfs_for(image))
     return SandboxConfig(
-        backend=sandbox["backend"], image=tag, rootfs=rootfs, user=image["user"], uid=image["uid"],
-        network=sandbox["network"], command_timeout_s=float(sandbox["command_timeout_s"]),
-        lifetime_s=float(sandbox["lifetime_s"]), limits=Limits(**sandbox.get("limits", {})),
-        run_id=run_id, engine=None, **_admission(sandbox.get("admission")))
-
-
-def _admission(section: dict[str, Any] | None) -> dict[str, Any]:
-    """``sandbox.admission`` (host-wide start limits) as SandboxConfig fields; absent: the defaults."""
-    section = section or {}
-    out: dict[str, Any] = {}
-    if "max_starting" in section:
-        out["max_starting"] = int(section["max_starting"])
-    if "max_starts_per_s" in section:
-        out["max_starts_per_s"] = float(section["max_starts_per_s"])
-    return out
+        backend=sec.backend, image=tag, rootfs=rootfs, user=image["user"], uid=image["uid"],
+        network=sec.network, command_timeout_s=float(sec.command_timeout_s),
+        lifetime_s=float(sec.lifetime_s), limits=Limits(**sec.limits.model_dump()),
+        run_id=run_id, engine=None, max_starting=sec.admission.max_starting,
+        max_starts_per_s=float(sec.admission.max_starts_per_s))
 
 
 def _bwrap_if_it_runs(image: dict[str, Any], image_manifest: dict[str, Any] | None) -> str | None:

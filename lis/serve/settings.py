@@ -1,56 +1,49 @@
-"""The ``serve:`` params section as a typed object (validated by the params schema first)."""
+"""The ``serve:`` params section for the server: the section's model
+(:class:`lis.config.serving.ServeSection`, where the defaults live) with ``files_dir`` resolved."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lis.errors import LisError
+from lis.config.serving import ServeLimits as Limits
+from lis.config.serving import ServeSection
+from lis.params import section_model
 
 RUN_PREFIX = "serve-"  # every server run labels its sandboxes lis.run=serve-<id>; the start-up sweep looks for it
 
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-episode caps; a request may ask for less, never for more (larger asks are clamped)."""
-
-    max_turns: int = 100
-    timeout_s: float = 1800.0
-    max_completion_tokens: int = 65536
+__all__ = ["Limits", "RUN_PREFIX", "ServeSettings"]
 
 
 @dataclass(frozen=True)
 class ServeSettings:
-    model: str = ""
-    served_name: str = "lis-agent"
-    host: str = "127.0.0.1"
-    port: int = 8100
-    api_key_env: str = "LIS_SERVE_API_KEY"
-    max_concurrent: int = 8
-    max_queue: int = 16
-    queue_timeout_s: float = 300.0
-    warm: int = 0
-    max_body_bytes: int = 1 << 20
-    files_dir: Path = Path("output/serve")
-    files_ttl_s: float = 86400.0
-    public_url: str | None = None
-    shutdown_grace_s: float = 10.0
-    limits: Limits = field(default_factory=Limits)
+    """What the server runs with (the fields of :class:`ServeSection`, ``files_dir`` a path)."""
+
+    model: str
+    served_name: str
+    host: str
+    port: int
+    api_key_env: str
+    max_concurrent: int
+    max_queue: int
+    queue_timeout_s: float
+    warm: int
+    max_body_bytes: int
+    files_dir: Path
+    files_ttl_s: float
+    public_url: str | None
+    shutdown_grace_s: float
+    limits: Limits
 
     @classmethod
     def from_params(cls, section: dict[str, Any], root: Path | None = None) -> "ServeSettings":
         """From the ``serve`` section; a relative ``files_dir`` is relative to ``root``."""
-        sec = dict(section)
-        limits = Limits(**(sec.pop("limits", None) or {}))
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(sec) - known)
-        if unknown:
-            raise LisError(f"serve: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}")
-        files = Path(sec.pop("files_dir", cls.files_dir))
+        s = section_model(ServeSection, section, "serve", "params")
+        files = Path(s.files_dir)
         if root is not None and not files.is_absolute():
             files = root / files
-        return cls(**sec, files_dir=files, limits=limits)
+        return cls(**{**dict(s), "files_dir": files})
 
     def replace(self, **changes: Any) -> "ServeSettings":
         """These settings with the given fields changed (None leaves a field as it is)."""

@@ -135,12 +135,12 @@ def test_identical_episodes_give_a_point_interval_and_task_clusters_join_repeats
 
 
 @pytest.mark.parametrize("given,message", [
-    ({"grops": {}}, "unknown key(s) grops"),
-    ({"groups": {"strong": "A"}}, "groups.strong must be a list of model names"),
-    ({"rl_pairs": [{"before": "A"}]}, "rl_pairs[0] must be"),
-    ({"replicates": 10}, "replicates must be an integer >= 100"),
-    ({"cluster": "model"}, "cluster must be episode or task"),
-    ({"tool_mode": "shell"}, "tool_mode must be one of"),
+    ({"grops": {}}, "grops: unknown key"),
+    ({"groups": {"strong": "A"}}, "groups.strong: Input should be a valid list, got 'A'"),
+    ({"rl_pairs": [{"before": "A"}]}, "rl_pairs.0.after: required key is missing"),
+    ({"replicates": 10}, "replicates: Input should be greater than or equal to 100"),
+    ({"cluster": "model"}, "cluster: Input should be 'episode' or 'task'"),
+    ({"tool_mode": "shell"}, "tool_mode: Input should be 'sandbox', 'sandbox_inline' or 'vanilla'"),
 ])
 def test_bad_settings_are_one_line_errors(given, message):
     with pytest.raises(LisError) as e:

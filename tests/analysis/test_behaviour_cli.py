@@ -69,7 +69,7 @@ def test_missing_or_unreadable_inputs_are_one_line_errors(tmp_path):
     s = tmp_path / "s.yaml"
     s.write_text("grups: {}\n")
     ok = write_jsonl(tmp_path / "ok.jsonl", [episode(bash("ls"))])
-    one_line_error(lis("behaviour", "analyse", ok, "--settings", s, "--out", tmp_path / "o.json"), "unknown key(s) grups")
+    one_line_error(lis("behaviour", "analyse", ok, "--settings", s, "--out", tmp_path / "o.json"), "grups: unknown key")
     assert not (tmp_path / "o.json").exists()
 
 

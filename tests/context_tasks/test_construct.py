@@ -168,7 +168,7 @@ def test_entity_kinds_narrows_the_generator_and_is_recorded():
     every = settings_from(knobs)
     assert {i["attribute"] for t in build_splits(every, ROOT).train for i in t.meta["needs"]["inputs"]} - town
     assert "entity_kinds" not in every.construction_knobs()
-    assert {c.meta["kind"] for c in generate_contexts(settings_from({**knobs, "entity_kinds": "ship"}))} == {"ship"}
+    assert {c.meta["kind"] for c in generate_contexts(settings_from({**knobs, "entity_kinds": ["ship"]}))} == {"ship"}
 
 
 @pytest.mark.parametrize("position", ["start", "end"])

@@ -10,9 +10,11 @@ checkpoint every 10 steps.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lis.config.training import GrpoSection
+from lis.params import section_model
 from lis.train.lora import default_lora
 
 if TYPE_CHECKING:
@@ -68,10 +70,11 @@ class GRPOSettings:
 
     @classmethod
     def from_params(cls, sec: dict[str, Any], overrides: dict[str, Any] | None = None) -> "GRPOSettings":
-        names = {f.name for f in fields(cls)}
-        values = {k: v for k, v in {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}.items()
-                  if k in names}
-        return cls(**values)
+        """The ``grpo`` section with ``overrides`` (llm_rl's steps and turns, a replicate's seed; None
+        leaves a key) over it, checked by the section's model: an unknown key is an error naming it."""
+        merged = {**sec, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+        checked = section_model(GrpoSection, merged, "grpo", "params")
+        return cls(**checked.model_dump(exclude_unset=True))
 
     def rl_sampling(self, seed: int | None = None) -> "Sampling":
         """The one sampling policy of the rollouts: every field set, so no engine falls back to a
