@@ -96,6 +96,12 @@ def _schema_at(schema: dict, path: tuple) -> dict:
 
 def _describe(err, schema: dict) -> str:
     """One line for a jsonschema error, naming the key and what would be valid."""
+    if err.validator in ("anyOf", "oneOf") and err.context:  # the alternative that got furthest says most
+        from jsonschema.exceptions import best_match
+
+        deeper = best_match(err.context)
+        if len(deeper.absolute_path) > len(err.absolute_path) or deeper.validator != "type":
+            return _describe(deeper, schema)
     path = tuple(err.absolute_path)
     where = _fmt_path(path)
     v = err.validator

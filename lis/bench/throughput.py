@@ -30,15 +30,16 @@ import platform
 import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from lis.agent.episode import run_task
 from lis.agent.loop import AgentConfig
 from lis.analysis.efficiency_stats import geometric_interval, rounded, t_interval
 from lis.analysis.efficiency_tokens import INFRA_TERMINATIONS, episode_efficiency
+from lis.config.analysis import ThroughputSection
 from lis.errors import LisError
 from lis.models.base import ChatModel
+from lis.params import section_model
 from lis.runtime import episode_seed
 from lis.sandbox.base import SandboxConfig
 from lis.tasks.schema import Task
@@ -47,53 +48,18 @@ from lis.util import cancel
 log = logging.getLogger("lis.throughput")
 SCHEMA = "lis.bench.throughput/1"
 MODES = ("vanilla", "sandbox", "sandbox_inline")
-SERVE = ("http", "direct")
 
 
-@dataclass
-class ThroughputSettings:
-    """The ``throughput`` params section (these defaults stand until params.yaml has one)."""
-
-    model: str = "base"            # a models entry: the ONE endpoint both modes run against
-    serve: str = "http"            # http: a local/scripted model is served by our ChatServer on loopback and
-    #                                called through the OpenAI client, as a vLLM endpoint is | direct: in-process
-    domains: list[str] = field(default_factory=lambda: ["math"])
-    tasks: int = 8                 # per domain: the first N tasks of data/tasks/<domain>.jsonl
-    concurrency: int = 8           # episodes at once (and sandboxes at once)
-    repeats: int = 3
-    modes: list[str] = field(default_factory=lambda: ["vanilla", "sandbox"])
-    warm: int = 0                  # sandboxes started before the clock starts (0: sandbox start is part of the cost)
-    warmup: int = 1                # untimed episodes per mode before the timed runs (first-call costs: model
-    #                                load, connections, caches), not counted
-    seed: int = 0
-    max_error_share: float = 0.05  # a run with more infrastructure errors than this fails
+class ThroughputSettings(ThroughputSection):
+    """The ``throughput`` params section (:class:`lis.config.analysis.ThroughputSection`: the keys,
+    their defaults and meaning) with the command line's overrides."""
 
     @classmethod
     def from_params(cls, section: dict[str, Any] | None, **overrides: Any) -> "ThroughputSettings":
         """Settings from the params section (None: the defaults) with command-line overrides (None: unset).
-        Raises LisError naming a bad key or value."""
-        values = dict(section or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise LisError(f"throughput: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}")
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        s = cls(**values)
-        s.domains, s.modes = list(s.domains), list(s.modes)
-        for name in ("tasks", "concurrency", "repeats"):
-            if int(getattr(s, name)) < 1:
-                raise LisError(f"throughput.{name} must be at least 1 (got {getattr(s, name)})", f"fix throughput.{name}")
-        bad = [m for m in s.modes if m not in MODES]
-        if bad or not s.modes or len(set(s.modes)) != len(s.modes):
-            raise LisError(f"throughput.modes: {s.modes} is not a list of distinct modes", f"use some of {', '.join(MODES)}")
-        if s.serve not in SERVE:
-            raise LisError(f"throughput.serve: unknown value {s.serve!r}", f"use {' or '.join(SERVE)}")
-        if not s.domains:
-            raise LisError("throughput.domains is empty", "name at least one domain")
-        if s.warm < 0 or s.warmup < 0 or not 0 <= s.max_error_share <= 1:
-            raise LisError("throughput.warm and warmup must be >= 0 and max_error_share within [0, 1]",
-                           "fix the throughput section")
-        return s
+        Raises ParamsError naming a bad key or value."""
+        values = {**(section or {}), **{k: v for k, v in overrides.items() if v is not None}}
+        return section_model(cls, values, "throughput", "params")
 
 
 def qpm(completed: int, wall_s: float) -> float:
@@ -263,7 +229,7 @@ def run_throughput(model: ChatModel, tasks: list[Task], s: ThroughputSettings,
     return {
         "schema": SCHEMA,
         "definitions": "docs/efficiency.md#throughput",
-        "settings": dataclasses.asdict(s),
+        "settings": s.model_dump(),
         "tasks": [{"id": t.id, "domain": t.domain} for t in tasks],
         "sandbox": None if sandbox is None else {"backend": sandbox.backend, "image": sandbox.image or sandbox.rootfs,
                                                  "limits": dataclasses.asdict(sandbox.limits)},

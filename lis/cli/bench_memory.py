@@ -39,7 +39,7 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
-    settings = p.section("sandbox_memory")  # the schema requires every key and refuses unknown ones
+    settings = p.settings("sandbox_memory")
     settings.update({k: v for k, v in given.items() if v is not None})
     manifest = None
     if image_manifest is not None:
@@ -48,8 +48,8 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
         manifest = read_image_manifest(image_manifest)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest, overrides={"backend": backend})
     with console.status("measuring memory") as status:
-        res = measure_memory(cfg, n=int(settings["n"]), settle_s=float(settings["settle_s"]),
-                             interval_s=float(settings["interval_s"]), progress=lambda s: status.update(f"measuring: {s}"))
+        res = measure_memory(cfg, n=settings.n, settle_s=float(settings.settle_s),
+                             interval_s=float(settings.interval_s), progress=lambda s: status.update(f"measuring: {s}"))
     if out:
         write_json(out, res)
     typer.echo(json.dumps(res, indent=1))

@@ -50,7 +50,7 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
         if jobs:
             files += _job_paths(eval_root, p)
         if replicates is None:
-            replicates = int(p.section("efficiency")["replicates"])  # the schema requires it
+            replicates = p.settings("efficiency").replicates
     if not files:
         raise LisError("no trajectories given", "pass trajectories.jsonl files, or --jobs to read the params' jobs")
     inputs, episodes = load_episodes(files)

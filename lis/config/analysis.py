@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from lis.config.base import NonNegFloat, NonNegInt, PosInt, Section, Share
 
@@ -47,18 +47,34 @@ class EfficiencySection(Section):
 
 
 class ThroughputSection(Section):
-    model: str
-    """a models entry (only params.yaml may set it: dvc.yaml names a dependency after it)"""
-    serve: Literal["http", "direct"]
-    domains: Annotated[list[str], Field(min_length=1)]
-    tasks: PosInt
-    concurrency: PosInt
-    repeats: PosInt
-    modes: Annotated[list[Mode], Field(min_length=1)]
-    warm: NonNegInt
-    warmup: NonNegInt
-    seed: int
-    max_error_share: Share
+    """The QPM benchmark: the same tasks and endpoint with and without the sandbox."""
+
+    model: str = "base"
+    """a models entry: the one endpoint every mode runs against (only params.yaml may set it: dvc.yaml
+    names a dependency after it)"""
+    serve: Literal["http", "direct"] = "http"
+    """http: a local or scripted model is served on loopback and called through the OpenAI client, as a
+    vLLM endpoint is; direct: in-process"""
+    domains: Annotated[list[str], Field(min_length=1)] = ["math"]
+    tasks: PosInt = 8
+    """per domain: the first N tasks of data/tasks/<domain>.jsonl"""
+    concurrency: PosInt = 8
+    """episodes at once (and sandboxes at once)"""
+    repeats: PosInt = 3
+    modes: Annotated[list[Mode], Field(min_length=1, json_schema_extra={"uniqueItems": True})] = ["vanilla", "sandbox"]
+    warm: NonNegInt = 0
+    """sandboxes started before the clock starts (0: sandbox start is part of the cost)"""
+    warmup: NonNegInt = 1
+    """untimed episodes per mode before the timed runs (model load, connections, caches)"""
+    seed: int = 0
+    max_error_share: Share = 0.05
+    """a run with more infrastructure errors than this share fails"""
+
+    @model_validator(mode="after")
+    def _distinct_modes(self) -> "ThroughputSection":
+        if len(set(self.modes)) != len(self.modes):
+            raise ValueError(f"modes {self.modes} name a mode twice")
+        return self
 
 
 class SandboxMemorySection(Section):

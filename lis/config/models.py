@@ -19,7 +19,9 @@ class ServeSpec(Section):
     command: Annotated[list[str | float], Field(min_length=1)] | None = None
     """any program (else vllm serve)"""
     health_url: str | None = None
-    startup_timeout_s: PosFloat | None = None
+    """default: <base_url>/models for a command, the server root's /health for vLLM"""
+    startup_timeout_s: PosFloat = 1800.0
+    """how long the server may take to answer its health URL"""
     env: dict[str, str | float] = {}
     model: str | None = None
     """the weights vLLM loads (default: the entry's model)"""
@@ -62,5 +64,5 @@ class ModelEntry(Section):
     """openai: a reply body past this is not read (cut)"""
     replies: list[Any] | None = None
     """scripted: the replies, in order"""
-    serve: ServeSpec | None = None
-    sampling: SamplingSpec | None = None
+    serve: ServeSpec = None  # type: ignore[assignment]  # optional, not nullable: absent is not served
+    sampling: SamplingSpec = None  # type: ignore[assignment]  # absent: the backend's defaults

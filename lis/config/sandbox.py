@@ -6,7 +6,6 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from lis.config.base import NonNegFloat, NonNegInt, PosFloat, Section
-from lis.util.quota import DEFAULTS as QUOTA
 
 
 class ImageSection(Section):
@@ -46,18 +45,19 @@ class Pool(Section):
 
 
 class Limits(Section):
-    """Resource limits of one sandbox. The tmpfs quotas are memory: with reserve_mb they must fit memory_mb."""
+    """Resource limits of one sandbox. The tmpfs quotas are memory: with reserve_mb they must fit
+    memory_mb (lis.util.quota's rule, checked when params load)."""
 
-    memory_mb: Annotated[int, Field(ge=64)] = QUOTA["memory_mb"]
+    memory_mb: Annotated[int, Field(ge=64)] = 2048
     cpus: PosFloat = 1.0
     pids: Annotated[int, Field(ge=16)] = 256
-    testbed_mb: Annotated[int, Field(ge=1)] = QUOTA["testbed_mb"]
+    testbed_mb: Annotated[int, Field(ge=1)] = 768
     """quota of /testbed (documents, the agent's files, answer.txt)"""
-    tmp_mb: Annotated[int, Field(ge=1)] = QUOTA["tmp_mb"]
-    home_mb: Annotated[int, Field(ge=1)] = QUOTA["home_mb"]
+    tmp_mb: Annotated[int, Field(ge=1)] = 256
+    home_mb: Annotated[int, Field(ge=1)] = 512
     """quota of the user's home (pip --user installs land here)"""
-    var_tmp_mb: Annotated[int, Field(ge=1)] = QUOTA["var_tmp_mb"]
-    reserve_mb: NonNegInt = QUOTA["reserve_mb"]
+    var_tmp_mb: Annotated[int, Field(ge=1)] = 64
+    reserve_mb: NonNegInt = 448
     """memory kept for processes beyond the quotas"""
     max_output_bytes: Annotated[int, Field(ge=1024)] = 16 << 20
     """bytes read from one command; past it the command is stopped"""

@@ -162,7 +162,7 @@ class GrpoSection(Section):
     """CPU threads for training (0: torch's default)"""
     sandbox_workers: PosInt
     sandbox_backend: StageBackend
-    vllm: Vllm | None = None
+    vllm: Vllm = None  # type: ignore[assignment]  # optional, not nullable
     """absent: generation in the training process"""
 
 

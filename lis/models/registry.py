@@ -11,11 +11,14 @@ the batching engine; the offline tiny models the pipeline trains are local folde
 """
 from __future__ import annotations
 
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from lis.config.models import SamplingSpec
 from lis.models.base import ChatModel, ModelError, Sampling
+from lis.params import pydantic_problem
 
 BACKENDS = ("openai", "local", "scripted")
 COMMON_KEYS = {"backend", "sampling"}
@@ -28,14 +31,14 @@ BACKEND_KEYS = {
 
 
 def sampling_from(name: str, values: dict[str, Any] | None) -> Sampling:
-    """``Sampling`` from a params dict. Raises ModelError on an unknown key."""
-    values = dict(values or {})
-    known = {f.name for f in fields(Sampling)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ModelError(f"models.{name}.sampling: unknown key(s) {', '.join(unknown)}",
-                         f"use {', '.join(sorted(known))}; other server parameters go in extra_body")
-    return Sampling(**values)
+    """``Sampling`` from a params dict, checked by its model (:class:`lis.config.models.SamplingSpec`).
+    Raises ModelError naming an unknown key or a bad value."""
+    try:
+        checked = SamplingSpec.model_validate(dict(values or {}))
+    except ValidationError as e:
+        raise ModelError(pydantic_problem(e, f"models.{name}.sampling"),
+                         f"use {', '.join(SamplingSpec.model_fields)}; other server parameters go in extra_body") from None
+    return Sampling(**checked.model_dump(exclude_unset=True))
 
 
 def build_model(name: str, spec: dict[str, Any]) -> ChatModel:

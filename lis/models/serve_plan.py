@@ -31,7 +31,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
+from lis.config.models import ServeSpec
 from lis.models.base import ModelError
+from lis.params import pydantic_problem
 
 VLLM_KEYS = {"model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
              "enable_prefix_caching", "host", "port", "extra_args"}
@@ -75,12 +79,11 @@ def plan(name: str, spec: dict[str, Any]) -> ServePlan | None:
     if spec.get("backend") != "openai":
         raise ModelError(f"models.{name}.serve: only an openai entry is served (this one is {spec.get('backend')})",
                          f"remove serve: from models.{name}")
-    if not isinstance(serve, dict):
-        raise ModelError(f"models.{name}.serve: expected a mapping, got {serve!r}", "see params.yaml's served entries")
-    unknown = sorted(set(serve) - VLLM_KEYS - COMMON_KEYS)
-    if unknown:
-        raise ModelError(f"models.{name}.serve: unknown key(s) {', '.join(unknown)}",
-                         f"use {', '.join(sorted(VLLM_KEYS | COMMON_KEYS))}")
+    try:
+        checked = ServeSpec.model_validate(serve)
+    except ValidationError as e:
+        raise ModelError(pydantic_problem(e, f"models.{name}.serve"),
+                         f"use {', '.join(sorted(VLLM_KEYS | COMMON_KEYS))} (`lis params schema` says what each takes)") from None
     base_url = spec.get("base_url")
     if not base_url:
         raise ModelError(f"models.{name}: a served entry needs base_url (where its server answers)",
@@ -91,17 +94,14 @@ def plan(name: str, spec: dict[str, Any]) -> ServePlan | None:
         if both:
             raise ModelError(f"models.{name}.serve: command replaces the vLLM fields; it cannot go with "
                              f"{', '.join(both)}", "put those options into the command, or drop command")
-        if not command or not all(isinstance(a, (str, int, float)) for a in command):
-            raise ModelError(f"models.{name}.serve.command: expected a non-empty list of arguments, got {command!r}",
-                             "write it as a YAML list: [program, arg, ...]")
         cmd = [str(a) for a in command]
         health = serve.get("health_url") or base_url.rstrip("/") + "/models"
     else:
         cmd = vllm_command(name, spec)
         health = serve.get("health_url") or _root_url(base_url) + "/health"
-    return ServePlan(name=name, auto=bool(serve.get("auto", False)), command=cmd, health_url=health,
-                     startup_timeout_s=float(serve.get("startup_timeout_s", 1800)),
-                     env={str(k): str(v) for k, v in (serve.get("env") or {}).items()})
+    return ServePlan(name=name, auto=checked.auto, command=cmd, health_url=health,
+                     startup_timeout_s=float(checked.startup_timeout_s),
+                     env={str(k): str(v) for k, v in checked.env.items()})
 
 
 def vllm_command(name: str, spec: dict[str, Any]) -> list[str]:

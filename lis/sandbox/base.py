@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lis.errors import LisError
-from lis.util.quota import DEFAULTS as QUOTA_DEFAULTS
+from lis.config.sandbox import Limits as LimitsSection
 from lis.util.text import safe_text
 
 log = logging.getLogger(__name__)
@@ -46,25 +46,29 @@ class SandboxError(LisError):
     """The sandbox is unusable (it died, could not start, or broke the protocol)."""
 
 
+_LIMITS = LimitsSection()
+
+
 @dataclass
 class Limits:
     """Resource limits of one sandbox (params: sandbox.limits).
 
     The tmpfs quotas are memory: their sum plus ``reserve_mb`` for processes must fit
     ``memory_mb`` (params validation refuses more, :func:`lis.util.quota.quota_problem`), so that a full disk is
-    "No space left on device", not an out-of-memory kill."""
+    "No space left on device", not an out-of-memory kill. The defaults, and what each field means,
+    are the ``sandbox.limits`` model's (:class:`lis.config.sandbox.Limits`)."""
 
-    memory_mb: int = QUOTA_DEFAULTS["memory_mb"]
-    cpus: float = 1.0
-    pids: int = 256
-    testbed_mb: int = QUOTA_DEFAULTS["testbed_mb"]  # quota of /testbed (documents, the agent's files, answer.txt)
-    tmp_mb: int = QUOTA_DEFAULTS["tmp_mb"]          # quota of /tmp
-    home_mb: int = QUOTA_DEFAULTS["home_mb"]        # quota of the user's home (pip --user installs land here)
-    var_tmp_mb: int = QUOTA_DEFAULTS["var_tmp_mb"]  # quota of /var/tmp (Inspect's tools unpack their helper binary there)
-    reserve_mb: int = QUOTA_DEFAULTS["reserve_mb"]  # memory kept for processes beyond the quotas
-    max_output_bytes: int = 16 << 20  # bytes read from one command; past it the command is stopped
-    nofile: int = 4096
-    copy_out_mb: int = 256       # the most bytes copied out of a sandbox's output folder to the host
+    memory_mb: int = _LIMITS.memory_mb
+    cpus: float = _LIMITS.cpus
+    pids: int = _LIMITS.pids
+    testbed_mb: int = _LIMITS.testbed_mb
+    tmp_mb: int = _LIMITS.tmp_mb
+    home_mb: int = _LIMITS.home_mb
+    var_tmp_mb: int = _LIMITS.var_tmp_mb
+    reserve_mb: int = _LIMITS.reserve_mb
+    max_output_bytes: int = _LIMITS.max_output_bytes
+    nofile: int = _LIMITS.nofile
+    copy_out_mb: int = _LIMITS.copy_out_mb
 
 
 @dataclass

@@ -1,16 +1,17 @@
-"""The sandbox's disk quotas against its memory: the rule params validation applies (lis.params) and
-the sandbox's defaults follow (lis.sandbox.base.Limits), kept here so that reading params does not
-import the sandbox package (every stage reads params; only some run sandboxes)."""
+"""The sandbox's disk quotas against its memory: the rule params validation applies (lis.params),
+kept here so that reading params does not import the sandbox package (every stage reads params;
+only some run sandboxes). The defaults are the ``sandbox.limits`` model's (lis.config.sandbox)."""
 from __future__ import annotations
 
+from lis.config.sandbox import Limits
+
 QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
-DEFAULTS = {"memory_mb": 2048, "testbed_mb": 768, "tmp_mb": 256, "home_mb": 512, "var_tmp_mb": 64, "reserve_mb": 448}
 
 
 def quota_problem(limits: dict) -> str | None:
     """Why these limits (a ``sandbox.limits`` mapping) let the tmpfs quotas plus the reserve for
     processes exceed the memory limit, or None when they fit (missing keys take the defaults)."""
-    d = {**DEFAULTS, **limits}
+    d = {**Limits().model_dump(), **limits}
     total = sum(int(d[k]) for k in QUOTA_KEYS)
     if total <= int(d["memory_mb"]):
         return None

@@ -59,7 +59,7 @@ def test_the_tool_call_parser_follows_the_family(model, parser):
     ({"backend": "local", "path": "x", "serve": {}}, "only an openai entry is served"),
     (entry(command=["x"], tensor_parallel_size=2), "command replaces the vLLM fields"),
     (entry(base_url=None, auto=True), "needs base_url"),
-    (entry(port_number=1), "unknown key(s) port_number"),
+    (entry(port_number=1), "models.m.serve.port_number: unknown key"),
 ])
 def test_a_bad_serve_block_is_one_line(spec, msg):
     with pytest.raises(ModelError) as e:
