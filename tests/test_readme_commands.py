@@ -71,10 +71,11 @@ ADDED_ENTRIES = {"docs/efficiency.md": "tiny-agent"}
 def resolve(words: list[str]):
     cmd = typer.main.get_command(app)
     path = ["lis"]
-    while getattr(cmd, "commands", None) and words and not words[0].startswith("-"):
+    while hasattr(cmd, "get_command") and words and not words[0].startswith("-"):
         name = words.pop(0)
-        assert name in cmd.commands, f"no command `{' '.join(path)} {name}`"
-        cmd = cmd.commands[name]
+        sub = cmd.get_command(cmd.context_class(cmd), name)  # the root group loads its commands lazily
+        assert sub is not None, f"no command `{' '.join(path)} {name}`"
+        cmd = sub
         path.append(name)
     return cmd, " ".join(path)
 

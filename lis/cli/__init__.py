@@ -23,63 +23,89 @@
 """
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
+from typer.core import TyperGroup
 
-from lis.cli import behaviour as _behaviour
-from lis.cli import bench as _bench
-from lis.cli import context_tasks as _context_tasks
-from lis.cli import doctor as _doctor
-from lis.cli import bench_memory as _bench_memory
-from lis.cli import efficiency as _efficiency
-from lis.cli import efficiency_storage as _efficiency_storage
-from lis.cli import eval as _eval
-from lis.cli import eval_summary as _eval_summary
-from lis.cli import export as _export
-from lis.cli import image as _image
-from lis.cli import params as _params
-from lis.cli import pipeline as _pipeline
-from lis.cli import model as _model
-from lis.cli import report as _report
-from lis.cli import run as _run
-from lis.cli import sandbox as _sandbox
-from lis.cli import score as _score
-from lis.cli import serve as _serve
-from lis.cli import tasks as _tasks
-from lis.cli import throughput as _throughput
-from lis.cli import train as _train
-from lis.cli import train_compare as _train_compare
-from lis.cli import view as _view
 from lis.errors import LisError
 
-app = typer.Typer(help="lis — LLM-in-Sandbox (arXiv 2601.16206) reproduced as one pipeline: one sub-command per stage.",
+# Every sub-command, by name: the module (and attribute) that defines it. Nothing is imported until
+# a command line names it, so `lis tasks` loads the tasks command's code and nothing else; `lis
+# --help` loads them all. A group's extra sub-commands live in modules of their own (their stages'
+# code stays apart: `lis pipeline check` follows the module that defines the command).
+COMMANDS = {
+    "run": "lis.cli.run:run", "serve": "lis.cli.serve:serve", "tasks": "lis.cli.tasks:tasks",
+    "context-tasks": "lis.cli.context_tasks:context_tasks", "score": "lis.cli.score:score",
+    "doctor": "lis.cli.doctor:doctor", "report": "lis.cli.report:report", "view": "lis.cli.view:view",
+    "throughput": "lis.cli.throughput:throughput",
+}
+GROUPS = {
+    "image": ("lis.cli.image", {}), "params": ("lis.cli.params", {}), "pipeline": ("lis.cli.pipeline", {}),
+    "sandbox": ("lis.cli.sandbox", {}), "bench": ("lis.cli.bench", {"memory": "lis.cli.bench_memory:memory"}),
+    "behaviour": ("lis.cli.behaviour", {}),
+    "efficiency": ("lis.cli.efficiency", {"storage": "lis.cli.efficiency_storage:storage"}),
+    "eval": ("lis.cli.eval", {"summary": "lis.cli.eval_summary:summary"}), "export": ("lis.cli.export", {}),
+    "model": ("lis.cli.model", {}), "train": ("lis.cli.train", {"compare": "lis.cli.train_compare:compare"}),
+}
+
+
+def _attr(target: str):
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+_APPS: dict[str, typer.Typer] = {}
+
+
+def group_app(name: str) -> typer.Typer:
+    """The Typer app of the group ``name``, with its extra sub-commands attached (once)."""
+    if name not in _APPS:
+        module, extra = GROUPS[name]
+        sub = importlib.import_module(module).app
+        for command, target in extra.items():
+            sub.command(command)(_attr(target))
+        _APPS[name] = sub
+    return _APPS[name]
+
+
+def command_callback(name: str):
+    """The function behind the top-level command ``name``."""
+    return _attr(COMMANDS[name])
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists every sub-command by name and imports one only when it is asked for."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return [*COMMANDS, *GROUPS]
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name in GROUPS:
+            command = typer.main.get_group(group_app(cmd_name))
+        elif cmd_name in COMMANDS:
+            single = typer.Typer(add_completion=False)
+            single.command(cmd_name)(command_callback(cmd_name))
+            command = typer.main.get_command(single)
+        else:
+            return None
+        command.name = cmd_name
+        self.commands[cmd_name] = command
+        return command
+
+
+app = typer.Typer(cls=LazyGroup,
+                  help="lis — LLM-in-Sandbox (arXiv 2601.16206) reproduced as one pipeline: one sub-command per stage.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]})
-app.add_typer(_image.app, name="image")
-app.add_typer(_params.app, name="params")
-app.add_typer(_pipeline.app, name="pipeline")
-app.add_typer(_sandbox.app, name="sandbox")
-app.add_typer(_bench.app, name="bench")
-app.add_typer(_behaviour.app, name="behaviour")
-_bench.app.command("memory")(_bench_memory.memory)
-_efficiency.app.command("storage")(_efficiency_storage.storage)
-app.add_typer(_efficiency.app, name="efficiency")
-_eval.app.command("summary")(_eval_summary.summary)
-app.add_typer(_eval.app, name="eval")
-app.add_typer(_export.app, name="export")
-app.add_typer(_model.app, name="model")
-app.add_typer(_train.app, name="train")
-_train.app.command("compare")(_train_compare.compare)
-app.command("run")(_run.run)
-app.command("serve")(_serve.serve)
-app.command("tasks")(_tasks.tasks)
-app.command("context-tasks")(_context_tasks.context_tasks)
-app.command("score")(_score.score)
-app.command("doctor")(_doctor.doctor)
-app.command("report")(_report.report)
-app.command("view")(_view.view)
-app.command("throughput")(_throughput.throughput)
+
+
+@app.callback()
+def _root() -> None:
+    """lis — LLM-in-Sandbox (arXiv 2601.16206) reproduced as one pipeline: one sub-command per stage."""
 
 
 def main(argv: list[str] | None = None) -> None:

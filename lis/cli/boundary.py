@@ -88,8 +88,8 @@ def unwritable_output(command, args: list[str]) -> str | None:
     """Check every output path on the command line before the command runs (a stage that fails
     to write its result after an hour of work loses the hour)."""
     words = list(args)
-    while getattr(command, "commands", None) and words and not words[0].startswith("-"):
-        command = command.commands.get(words.pop(0))
+    while hasattr(command, "get_command") and words and not words[0].startswith("-"):
+        command = command.get_command(command.context_class(command), words.pop(0))  # the root loads lazily
         if command is None:
             return None  # the parser says what is wrong
     opts = {o: p for p in getattr(command, "params", []) if is_output(p) for o in p.opts}

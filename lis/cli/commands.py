@@ -3,16 +3,20 @@ from __future__ import annotations
 
 import shlex
 
+from lis.cli import COMMANDS, GROUPS, command_callback, group_app
+
 
 def command_module(cmd: str) -> str:
     """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval").
     Raises ValueError when ``cmd`` runs no lis sub-command."""
-    from lis.cli import app
-
     words = [w for w in shlex.split(cmd) if not w.startswith("-")]
     if not words or words[0] != "lis":
         raise ValueError(f"not a lis command: {cmd}")
-    typer_app, rest = app, words[1:]
+    if len(words) > 1 and words[1] in COMMANDS:
+        return command_callback(words[1]).__module__
+    if len(words) < 2 or words[1] not in GROUPS:
+        raise ValueError(f"no lis command in: {cmd}")
+    typer_app, rest = group_app(words[1]), words[2:]
     while rest:
         name = rest.pop(0)
         group = next((g for g in typer_app.registered_groups if g.name == name), None)

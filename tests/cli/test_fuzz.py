@@ -40,9 +40,17 @@ CASE_S = 30
 FOLDER = re.compile(r"(_dir|_root|^root|^init|^base_dir|^model_path|^eval_root)$")
 
 
+def subcommands(cmd) -> dict:
+    """A group's sub-commands through click's protocol (the root group loads them lazily)."""
+    if not hasattr(cmd, "list_commands"):
+        return {}
+    ctx = cmd.context_class(cmd)
+    return {name: cmd.get_command(ctx, name) for name in cmd.list_commands(ctx)}
+
+
 def leaves(cmd=None, path=()):
     cmd = cmd or typer.main.get_command(app)
-    subs = getattr(cmd, "commands", None)
+    subs = subcommands(cmd)
     if subs:
         for name, sub in subs.items():
             yield from leaves(sub, (*path, name))
