@@ -2,6 +2,7 @@
 
     inputs, episodes = load_episodes([Path("data/eval/base/math/sandbox/trajectories.jsonl"), ...])
     result = efficiency_report(episodes, inputs)    # JSON-ready: groups, table10, table11
+    write_episodes_csv(path, episodes)              # one row per episode, CSV and parquet (efficiency_episodes)
 
 Reads exactly the files it is given. Episodes that ended in an infrastructure error are counted
 but left out of every average; episodes without reported usage count for time, not for tokens.
@@ -10,13 +11,13 @@ every average a 95% cluster-bootstrap interval over tasks (lis.analysis.efficien
 """
 from __future__ import annotations
 
-import csv
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
+from lis.analysis.efficiency_episodes import write_episodes_csv  # noqa: F401  (re-exported: the stage's outputs)
 from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, rng_for, rounded
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
 from lis.errors import LisError
@@ -204,17 +205,3 @@ def efficiency_report(episodes: list[EpisodeEfficiency], inputs: list[dict[str, 
         "table10": table10(groups, b),
         "table11": table11(groups, b),
     }
-
-
-def write_episodes_csv(path: Path, episodes: list[EpisodeEfficiency]) -> Path:
-    """One row per episode (identity, tokens, time, shares): the numbers behind every average."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [e.flat() for e in episodes]
-    fields = list(rows[0]) if rows else ["model", "domain", "mode", "task_id"]
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
-    return path

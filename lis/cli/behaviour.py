@@ -76,7 +76,8 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
             out: Path = typer.Option(Path("data/analysis/behaviour.json"), "--out", dir_okay=False, help="JSON to write."),
             csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the tables as CSV here."),
             turns_out: Optional[Path] = typer.Option(None, "--turns-out", dir_okay=False,
-                                                     help="Also write every turn's verdict and evidence (JSONL)."),
+                                                     help="Also write every turn's verdict and evidence (JSONL, and "
+                                                     "the same rows as .parquet beside it)."),
             settings_file: Optional[Path] = typer.Option(None, "--settings", help="YAML of the behaviour settings "
                                                          "(default: the params section `behaviour` when params are "
                                                          "read, else the defaults)."),
@@ -124,8 +125,8 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
         for p in write_csvs(report, csv_dir):
             log.info("wrote %s", p)
     if turns_out is not None:
-        write_turns(rows, turns_out)
-        log.info("wrote %s", turns_out)
+        for p in write_turns(rows, turns_out):
+            log.info("wrote %s", p)
     for g in report["groups"]:
         u = g["usage"]
         cell = lambda c: "-" if u[c]["value"] is None else f"{100 * u[c]['value']:.1f}%"  # noqa: E731

@@ -23,6 +23,7 @@ rule behaviour:
         "data/analysis/behaviour/table9.csv",
         "data/analysis/behaviour/table9_pairs.csv",
         "data/analysis/behaviour/turns.jsonl",
+        "data/analysis/behaviour/turns.parquet",
     params:
         **stage_params("behaviour", "jobs"),
     log:
@@ -37,11 +38,13 @@ rule behaviour:
 rule efficiency:
     input:
         job_trajectories(["vanilla", "sandbox"]),
-        code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tables.py",
-             "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py", "lis/cli/efficiency.py"),
+        code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_episodes.py", "lis/analysis/efficiency_stats.py",
+             "lis/analysis/efficiency_tables.py", "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py",
+             "lis/cli/efficiency.py"),
     output:
         "data/analysis/efficiency.json",
         "data/analysis/efficiency_episodes.csv",
+        "data/analysis/efficiency_episodes.parquet",
     params:
         **stage_params("efficiency", "jobs"),
     log:

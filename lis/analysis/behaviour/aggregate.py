@@ -13,11 +13,12 @@ counted in ``excluded``. Intervals: stats.py.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
+import polars as pl
 
 from lis.agent.trajectory import Trajectory
 from lis.analysis.behaviour.classify import EpisodeVerdict, classify_episode
@@ -65,15 +66,6 @@ def order(r: EpisodeRow) -> tuple:
             tuple(sorted((r.reasoning or {}).items())))
 
 
-def _units(rows: list[EpisodeRow], cluster: str) -> list[list[EpisodeRow]]:
-    if cluster == "episode":
-        return [[r] for r in rows]
-    by_task: dict[str, list[EpisodeRow]] = defaultdict(list)
-    for r in rows:
-        by_task[r.task_id].append(r)
-    return list(by_task.values())
-
-
 @dataclass
 class GroupStats:
     """One group's points and bootstrap replicates (kept for the tables that combine groups)."""
@@ -107,11 +99,14 @@ class GroupStats:
 def group_stats(rows: list[EpisodeRow], caps: tuple[str, ...], key: dict[str, str], settings: dict) -> GroupStats:
     included = sorted((r for r in rows if r.included), key=order)  # the bootstrap must not depend on input order
     excluded = Counter(r.termination for r in rows if not r.included)
-    units = _units(included, settings["cluster"])
     cols = (*caps, ANY)
-    E = np.array([len(u) for u in units], dtype=float)
-    T = np.array([sum(r.turns for r in u) for u in units], dtype=float)
-    U = np.array([[sum(r.used[c] for r in u) for c in cols] for u in units], dtype=float).reshape(len(units), len(cols))
+    # per unit (an episode, or a task's episodes together), in first-seen order: episodes E, turns T, turns using U
+    frame = pl.DataFrame([{"unit": r.task_id if settings["cluster"] == "task" else str(i), "turns": r.turns,
+                           **{f"used_{c}": r.used[c] for c in cols}} for i, r in enumerate(included)],
+                         schema={"unit": pl.String, "turns": pl.Int64, **{f"used_{c}": pl.Int64 for c in cols}})
+    units = frame.group_by("unit", maintain_order=True).agg(pl.len().alias("episodes"), pl.exclude("unit").sum())
+    E, T = (units[c].to_numpy().astype(float) for c in ("episodes", "turns"))
+    U = units.select(f"used_{c}" for c in cols).to_numpy().astype(float)
     b, seed = settings["replicates"], settings["seed"]
     kt = tuple(sorted(key.items()))
     usage_pt = ratio(U, T)

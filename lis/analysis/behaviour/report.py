@@ -1,9 +1,9 @@
-"""The behaviour stage's outputs: one JSON document, CSV tables beside it, per-turn verdicts.
+"""The behaviour stage's outputs: one JSON document, CSV tables beside it, per-turn verdicts (turns.py).
 
     inputs, records = load_trajectories(files)
     result = behaviour_report(records, inputs, settings)       # JSON-ready
     write_csvs(result, Path("data/analysis/behaviour"))         # groups, figure2, table4/8/9 .csv
-    write_turns(rows, Path("data/analysis/behaviour/turns.jsonl"))
+    write_turns(rows, Path("data/analysis/behaviour/turns.jsonl"))   # and turns.parquet (turns.py)
 
 CSV numbers are percentages (usage) and turns; the JSON keeps fractions with 95% intervals.
 """
@@ -17,7 +17,7 @@ from lis.agent.trajectory import Trajectory
 from lis.analysis.behaviour.aggregate import ANY, EpisodeRow, episode_rows
 from lis.analysis.behaviour.rules import Rules, load_rules
 from lis.analysis.behaviour.tables import behaviour_tables
-from lis.util.jsonl import write_jsonl
+from lis.analysis.behaviour.turns import write_turns  # noqa: F401  (re-exported: the stage's outputs)
 
 SCHEMA = "lis.behaviour/1"
 
@@ -117,10 +117,3 @@ def write_csvs(report: dict[str, Any], folder: Path) -> list[Path]:
         rows9p.append(row)
     out("table9_pairs.csv", rows9p)
     return written
-
-
-def write_turns(rows: list[EpisodeRow], path: Path) -> None:
-    """One line per turn: episode, step, capabilities, rules, followed files, evidence (audit trail)."""
-    write_jsonl(path, ({"model": r.model, "domain": r.domain, "mode": r.mode, "task_id": r.task_id,
-                        "repeat": r.repeat, "included": r.included, **t.to_dict()}
-                       for r in rows if r.verdict is not None for t in r.verdict.per_turn), default=None)
