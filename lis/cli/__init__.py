@@ -23,13 +23,19 @@
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import sys
+from pathlib import Path
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+from lis.cli import boundary
 from lis.errors import LisError
+from lis.sandbox import registry
+from lis.util import cancel, progress
 
 # Every sub-command, by name: the module (and attribute) that defines it. Nothing is imported until
 # a command line names it, so `lis tasks` loads the tasks command's code and nothing else; `lis
@@ -75,13 +81,41 @@ def command_callback(name: str):
     return _attr(COMMANDS[name])
 
 
+def _help_text(name: str) -> str:
+    """What ``lis --help`` lists for ``name``, read from the source without importing it: the
+    command function's docstring, or the group's ``typer.Typer(help=...)``."""
+    module, _, func = (COMMANDS[name] if name in COMMANDS else GROUPS[name][0] + ":").partition(":")
+    spec = importlib.util.find_spec(module)
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if func and isinstance(node, ast.FunctionDef) and node.name == func:
+            return ast.get_docstring(node) or ""
+        if not func and isinstance(node, ast.Call) and ast.unparse(node.func) == "typer.Typer":
+            for kw in node.keywords:
+                if kw.arg == "help" and isinstance(kw.value, ast.Constant):
+                    return str(kw.value.value)
+    return ""
+
+
 class LazyGroup(TyperGroup):
-    """The root group: lists every sub-command by name and imports one only when it is asked for."""
+    """The root group: lists every sub-command by name and imports one only when it is asked for.
+    Its own help lists them from their sources' docstrings (nothing imported)."""
+
+    _listing = False
 
     def list_commands(self, ctx) -> list[str]:
         return [*COMMANDS, *GROUPS]
 
+    def format_help(self, ctx, formatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
     def get_command(self, ctx, cmd_name: str):
+        if self._listing and cmd_name in {**COMMANDS, **GROUPS}:  # a stand-in that only has the help text
+            return TyperCommand(cmd_name, help=_help_text(cmd_name))
         if cmd_name in self.commands:
             return self.commands[cmd_name]
         if cmd_name in GROUPS:
@@ -112,16 +146,12 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point (``lis``): exits with :func:`run_cli`'s status. SIGINT and SIGTERM are the same for
     every command: what runs stops (sandboxes removed, nothing new started, what finished kept), one
     line says where it got to, and the status is 130 / 143."""
-    from lis.sandbox import registry
-
     registry.install_signal_handlers()
     sys.exit(run_cli(argv))
 
 
 def interrupted_line() -> str:
     """ "interrupted at <how far the work got>; run again to resume" (``lis.util.progress.at``)."""
-    from lis.util import progress
-
     where = progress.where()
     return f"interrupted{f' at {where}' if where else ''}; run again to resume"
 
@@ -148,9 +178,6 @@ def run_cli(argv: list[str] | None = None) -> int:
     (:func:`interrupted_line`), whatever the command raised on its way out (Lightning's exit 1 on
     Ctrl-C, its exit 0 on SIGTERM).
     """
-    from lis.cli import boundary
-    from lis.util import cancel
-
     args = list(sys.argv[1:] if argv is None else argv)
     command = _command()
     bad = boundary.unusable_argument(args) or boundary.unwritable_output(command, args)
@@ -176,8 +203,6 @@ def run_cli(argv: list[str] | None = None) -> int:
         code = 1
     signum = cancel.signal_number()
     if signum is not None or code == 130 or cancel.requested():  # Ctrl-C or SIGTERM: a prompt exit
-        from lis.sandbox import registry
-
         if signum is not None or code == 130:
             code = 128 + (signum or 2)
             print(interrupted_line(), file=sys.stderr)

@@ -15,7 +15,19 @@ from typing import Optional
 
 import typer
 
+from lis.analysis.behaviour.aggregate import episode_rows
+from lis.analysis.behaviour.classify import classify_episode
+from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
+from lis.analysis.behaviour.official import import_official, import_rl_jsonl
+from lis.analysis.behaviour.report import behaviour_report, write_csvs, write_turns
+from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
+from lis.analysis.behaviour.settings import validate_settings
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.util.jsonl import write_jsonl
+from lis.util.log import setup_logging
+from lis.util.progress import at, Progress
 
 log = logging.getLogger("lis.behaviour")
 app = typer.Typer(help="Behaviour analysis: capability usage per turn, reasoning patterns (docs/behaviour.md).",
@@ -25,9 +37,6 @@ BEGIN, END = "<!-- behaviour-rules:begin -->", "<!-- behaviour-rules:end -->"
 
 
 def _settings(settings_file: Optional[Path], params) -> dict:
-    from lis.analysis.behaviour.settings import validate_settings
-    from lis.errors import LisError
-
     if settings_file is not None:
         import yaml
 
@@ -50,10 +59,6 @@ def _settings(settings_file: Optional[Path], params) -> dict:
 
 
 def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional[str], mode: Optional[str]):
-    from lis.analysis.behaviour.inputs import load_trajectories
-    from lis.analysis.behaviour.official import import_official, import_rl_jsonl
-    from lis.errors import LisError
-
     if fmt not in FORMATS:
         raise LisError(f"unknown --format {fmt!r}", f"one of {', '.join(FORMATS)}")
     if fmt == "official":
@@ -88,14 +93,6 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
     rates and average turns per model × domain × mode with 95% bootstrap intervals, Figure 2's data
     and Tables 4, 8 and 9. Reads exactly the files given (plus the params' jobs with --jobs); params
     are read with --jobs, --profile or --params."""
-    from lis.analysis.behaviour.aggregate import episode_rows
-    from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
-    from lis.analysis.behaviour.report import behaviour_report, write_csvs, write_turns
-    from lis.analysis.behaviour.rules import load_rules
-    from lis.errors import LisError
-    from lis.manifest import write_json
-    from lis.util.log import setup_logging
-    from lis.util.progress import Progress, at
 
     setup_logging(log_file, verbose)
     params = load_params(profile, params_file) if (jobs or profile or params_file) else None
@@ -148,8 +145,6 @@ def classify(paths: list[Path] = typer.Argument(..., help="Trajectory files or f
              model: Optional[str] = typer.Option(None, "--model"), domain: Optional[str] = typer.Option(None, "--domain"),
              mode: Optional[str] = typer.Option(None, "--mode")) -> None:
     """Per-episode verdicts: turns, and turns using each capability (for checking the rules by hand)."""
-    from lis.analysis.behaviour.classify import classify_episode
-    from lis.analysis.behaviour.rules import load_rules
 
     rules = load_rules()
     caps = rules.capability_ids
@@ -183,12 +178,10 @@ def import_(paths: list[Path] = typer.Argument(..., help="The authors' trajector
             domain: Optional[str] = typer.Option(None, "--domain", help="Domain for the records."),
             mode: Optional[str] = typer.Option(None, "--mode", help="sandbox (default) or vanilla.")) -> None:
     """Turn the authors' trajectories into our trajectory records (then `lis behaviour analyse` them)."""
-    from lis.errors import LisError
 
     if fmt not in ("official", "rl"):
         raise LisError(f"unknown --format {fmt!r} for import", "official or rl")
     records = _records(paths, fmt, model, domain, mode)
-    from lis.util.jsonl import write_jsonl
 
     write_jsonl(out, (r.to_dict() for r in records))
     typer.echo(f"wrote {out}: {len(records)} episode(s), {sum(len(r.steps) for r in records)} turns")
@@ -198,8 +191,6 @@ def import_(paths: list[Path] = typer.Argument(..., help="The authors' trajector
 def rules_cmd(update_doc: Optional[Path] = typer.Option(None, "--update-doc", help=f"Rewrite the table between "
                                                         f"{BEGIN} and {END} in this Markdown file.")) -> None:
     """The rules table (capability, rule, scope, pattern, source, example, near miss, note), from patterns.yaml."""
-    from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
-    from lis.errors import LisError
 
     table = render_rules_markdown(load_rules())
     if update_doc is None:

@@ -7,7 +7,22 @@ from typing import Optional
 
 import typer
 
+from lis.bench.inspect_sandbox import bench_inspect
+from lis.bench.sandbox import bench_sandbox
+from lis.bench.serve import bench_serve
 from lis.cli.options import ParamsFile, Profile, load_params
+from lis.errors import LisError
+from lis.models.base import Sampling
+from lis.models.local_hf import LocalHFModel
+from lis.prompts import MODES
+from lis.runtime import agent_config, sandbox_config
+from lis.sandbox import registry
+from lis.tasks.io import read_tasks
+from lis.train.grpo.settings import GRPOSettings
+from lis.train.rollout.bench import bench_group
+from lis.train.rollout.bench_modes import bench_modes
+from lis.train.rollout.group import RolloutSettings
+from lis.util.log import console
 
 app = typer.Typer(help="Benchmarks that print one JSON object, measured against a baseline in the same run.",
                   no_args_is_help=True)
@@ -27,10 +42,6 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     sandbox start; acquire from a warm pool; N concurrent sandboxes x M commands; memory of an idle
     sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`).
     Timings: n, median (p50), p90 and p99 in ms. Counts below 1 (--memory-n: below 0) are refused."""
-    from lis.bench.sandbox import bench_sandbox
-    from lis.runtime import sandbox_config
-    from lis.sandbox import registry
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
@@ -55,7 +66,6 @@ def inspect_(backend: Optional[str] = typer.Option(None, "--backend", help="dock
     """Inspect AI's view of our sandbox: sample set-up and exec latency through the `lis` provider
     against Inspect's `local` sandbox (no isolation: the floor) and its `docker` sandbox (where
     `docker compose` v2 exists), same calls, one run; ratios printed. Needs the inspect extra."""
-    from lis.errors import LisError
 
     if backend is not None and backend not in ("docker", "bwrap"):
         raise LisError(f"--backend {backend!r} is not docker or bwrap", "give --backend docker or --backend bwrap")
@@ -63,9 +73,6 @@ def inspect_(backend: Optional[str] = typer.Option(None, "--backend", help="dock
         import inspect_ai  # noqa: F401
     except ImportError:
         raise LisError("Inspect AI is not installed", "pip install -e '.[inspect]' (scripts/setup.sh does)") from None
-    from lis.bench.inspect_sandbox import bench_inspect
-    from lis.sandbox import registry
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     with console.status("benchmarking") as status:
@@ -92,12 +99,10 @@ def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Com
     """Wall time of N samples of each lis Inspect task and mode through `inspect eval` (mockllm/model,
     a scripted policy, real sandboxes, lis's scorer, the log) against the same episodes through
     lis's loop directly (same policy, same sandboxes), in one run; the ratio is what Inspect adds."""
-    from lis.errors import LisError
-    from lis.prompts import MODES
 
     try:
-        from lis.bench.inspect_tasks import run as bench_tasks
-        from lis.inspect.tasks import DOMAINS
+        from lis.bench.inspect_tasks import run as bench_tasks  # lazy: optional dependency (Inspect AI)
+        from lis.inspect.tasks import DOMAINS  # lazy: optional dependency (Inspect AI)
     except ImportError:
         raise LisError("Inspect AI is not installed", "pip install -e '.[inspect]' (scripts/setup.sh does)") from None
     names = [t.strip() for t in (tasks or ",".join(DOMAINS)).split(",") if t.strip()]
@@ -108,15 +113,11 @@ def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Com
     if not wanted or any(m not in MODES for m in wanted):
         raise LisError(f"--modes {modes!r}: each must be one of {', '.join(MODES)}")
     if chem_tasks is not None:  # read now: a file that is not a chem task set is refused before anything runs
-        from lis.tasks import read_tasks
-
         if not chem_tasks.is_file():
             raise LisError(f"--chem-tasks {chem_tasks} is not a file", "give a task JSONL written by `lis tasks`")
         found = read_tasks(chem_tasks)
         if not found or {t.domain for t in found} != {"chem"}:
             raise LisError(f"--chem-tasks {chem_tasks} holds no chem tasks", "give `lis tasks --domain chem`'s output")
-    from lis.sandbox import registry
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     files = {"chemistry": str(chem_tasks)} if chem_tasks else {}
@@ -138,14 +139,6 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """A GRPO group's episodes one after the other vs all at once (real sandboxes, the policy's turns
     batched): group time against the longest episode's (the claim: within 1.5x) and the speed-up."""
-    from lis.models.base import Sampling
-    from lis.models.local_hf import LocalHFModel
-    from lis.runtime import agent_config, sandbox_config
-    from lis.sandbox import registry
-    from lis.train.grpo.settings import GRPOSettings
-    from lis.train.rollout.bench import bench_group
-    from lis.train.rollout.group import RolloutSettings
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
@@ -177,13 +170,6 @@ def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model
     per step, their ratio with a 95% interval, and whether a step run again repeats its episodes."""
     import dataclasses
 
-    from lis.models.local_hf import LocalHFModel
-    from lis.runtime import agent_config, sandbox_config
-    from lis.sandbox import registry
-    from lis.train.grpo.settings import GRPOSettings
-    from lis.train.rollout.bench_modes import bench_modes
-    from lis.train.rollout.group import RolloutSettings
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
@@ -209,8 +195,6 @@ def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model
 
 def _context_tasks(path: Path) -> list:
     """The training context tasks a rollout benchmark draws from; LisError when there are none."""
-    from lis.errors import LisError
-    from lis.tasks.io import read_tasks
 
     if not path.is_file():
         raise LisError(f"no tasks at {path}", "run the context_tasks stage first (lis context-tasks)")
@@ -249,10 +233,6 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
     acquire-wait percentiles, and the same episodes in-process."""
     import tempfile
 
-    from lis.bench.serve import bench_serve
-    from lis.sandbox import registry
-    from lis.runtime import sandbox_config
-    from lis.util.log import console
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
@@ -293,10 +273,7 @@ def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", 
     batching engine, on the same model, prompts and seeds: wall time, tokens/s, speed-up."""
     import torch
 
-    from lis.bench.generate import bench_generate
-    from lis.models.local_hf import LocalHFModel
-    from lis.sandbox import registry
-    from lis.util.log import console
+    from lis.bench.generate import bench_generate  # lazy: loads torch; the group's other benches do not need it
 
     registry.install_signal_handlers()
     if threads:

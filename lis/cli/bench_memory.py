@@ -10,7 +10,13 @@ from typing import Optional
 
 import typer
 
+from lis.bench.memory import measure_memory
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.manifest import read_image_manifest
+from lis.manifest import write_json
+from lis.runtime import sandbox_config
+from lis.sandbox import registry
+from lis.util.log import console, setup_logging
 
 
 
@@ -29,11 +35,6 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     """Memory of one sandbox, idle and busy (a numpy/scipy/sympy/pandas computation typical of the
     agent), read from its cgroup: idle and peak working set, the cgroup's high-water mark; mean, n
     and a 95% interval over --n sandboxes (Table 12; definitions in docs/efficiency.md)."""
-    from lis.bench.memory import measure_memory
-    from lis.manifest import write_json
-    from lis.runtime import sandbox_config
-    from lis.sandbox import registry
-    from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -43,8 +44,6 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     settings.update({k: v for k, v in given.items() if v is not None})
     manifest = None
     if image_manifest is not None:
-        from lis.manifest import read_image_manifest
-
         manifest = read_image_manifest(image_manifest)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest, overrides={"backend": backend})
     with console.status("measuring memory") as status:

@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from typer._click import exceptions as click_exceptions
+from lis.util import cancel
 
 INPUT_ERRNOS = {"ENOENT", "EISDIR", "ENOTDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "ENAMETOOLONG",
                 "ELOOP", "EINVAL", "EEXIST", "ENOTEMPTY", "EFBIG", "EXDEV"}
@@ -174,7 +175,6 @@ def _input_error(e: BaseException) -> str | None:
 
 def unexpected(e: BaseException, args: list[str]) -> int:
     """Anything a command did not turn into a LisError: one line, the traceback to the log."""
-    from lis.util import cancel
 
     if isinstance(e, cancel.Interrupted):
         print("interrupted", file=sys.stderr)

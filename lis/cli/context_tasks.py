@@ -20,6 +20,12 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.context_tasks import build_splits, qa_mix, settings_from, variants
+from lis.manifest import stage_manifest, write_json
+from lis.tasks import write_tasks
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_obj
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.context_tasks")
 
@@ -35,12 +41,6 @@ def context_tasks(out: Path = Out, profile: Optional[str] = Profile, params_file
     or a local JSONL) or paper (the authors' constructed set on the hub). An unreachable hub ends
     in a one-line error; a bad knob names its key.
     """
-    from lis.context_tasks import build_splits, qa_mix, settings_from, variants
-    from lis.manifest import stage_manifest, write_json
-    from lis.tasks import write_tasks
-    from lis.util.files import sha256_file
-    from lis.util.hashing import hash_obj
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()

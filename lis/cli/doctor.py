@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from lis.cli.options import ParamsFile, Profile, load_params
+from lis.doctor import run_checks
 
 
 def doctor(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
@@ -19,7 +20,6 @@ def doctor(profile: Optional[str] = Profile, params_file: Optional[Path] = Param
     from rich.console import Console
     from rich.table import Table
 
-    from lis.doctor import run_checks
 
     p = load_params(profile, params_file)
     checks, needs = run_checks(p)

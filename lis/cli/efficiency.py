@@ -9,7 +9,11 @@ from typing import Optional
 
 import typer
 
+from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.efficiency")
 app = typer.Typer(help="Efficiency analyses (definitions: docs/efficiency.md).", no_args_is_help=True)
@@ -38,10 +42,6 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
     the usage the server reported), vanilla vs sandbox per model and domain (Table 10), and the
     environment's share of tokens and of time (Table 11): n and 95% intervals on every average.
     Reads exactly the files given (or the params' jobs with --jobs)."""
-    from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
-    from lis.errors import LisError
-    from lis.manifest import write_json
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     files = list(paths or [])

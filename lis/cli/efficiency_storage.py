@@ -7,7 +7,10 @@ from typing import Optional
 
 import typer
 
+from lis.analysis.efficiency_storage import storage_report
 from lis.cli.options import LogFile, Verbose
+from lis.manifest import write_json
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.efficiency")
 
@@ -22,9 +25,6 @@ def storage(quoted: Path = typer.Option(Path("data/reference/storage_quoted.yaml
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Table 12: our image's measured size beside the paper's shared image and the task-specific image
     sets it quotes, and our sandbox memory (idle, busy peak; mean, n, interval) beside the paper's."""
-    from lis.analysis.efficiency_storage import storage_report
-    from lis.manifest import write_json
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     report = storage_report(quoted, image_manifest, memory)

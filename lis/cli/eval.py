@@ -8,6 +8,13 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.eval.jobs import EvalJob
+from lis.eval.jobs import with_model_path
+from lis.eval.runner import run_job
+from lis.manifest import read_image_manifest
+from lis.models.serve_plan import serving
+from lis.sandbox import registry
+from lis.util.log import setup_logging
 
 app = typer.Typer(help="Evaluate models in the sandbox and directly (vanilla), and summarise.", no_args_is_help=True)
 log = logging.getLogger("lis.eval")
@@ -37,12 +44,6 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     episodes that ended in an infrastructure error are retried (eval.max_attempts) and never scored 0.
     Exit status: 0 done; 2 a usage error, or too many errors (eval.max_error_share); 130 interrupted.
     """
-    from lis.eval.jobs import EvalJob
-    from lis.eval.runner import run_job
-    from lis.manifest import read_image_manifest
-    from lis.models.serve_plan import serving
-    from lis.sandbox import registry
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -50,8 +51,6 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     job = EvalJob(model, domain, mode)
     journal = job.journal()
     if model_path is not None:
-        from lis.eval.jobs import with_model_path
-
         journal = with_model_path(p, model, model_path, job)
     manifest = read_image_manifest(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
     judge = p.section("scoring").get("judge") or {}

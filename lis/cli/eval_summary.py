@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from lis.errors import LisError
+from lis.report.summary import load_metrics, table2, table3
 
 
 def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where the jobs' outputs are.")) -> None:
@@ -14,9 +16,7 @@ def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where t
     from rich.console import Console
     from rich.table import Table
 
-    from lis.report.summary import load_metrics, table2, table3
 
-    from lis.errors import LisError
 
     if root.exists() and not root.is_dir():
         raise LisError(f"--root {root} is a file, not a folder", "give the folder of the eval jobs (data/eval)")

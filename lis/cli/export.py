@@ -7,6 +7,8 @@ from typing import List, Optional
 import typer
 
 from lis.cli.options import LogFile, Verbose
+from lis.inspect.export import export_jobs
+from lis.util.log import setup_logging
 
 app = typer.Typer(help="Export lis runs to other tools' formats.", no_args_is_help=True)
 
@@ -24,8 +26,6 @@ def inspect(inputs: List[Path] = typer.Argument(..., metavar="JOB...",
     """Write each eval job as an Inspect log (.eval, Inspect's own log API): one sample per episode
     with its messages, tool calls and observations, score, usage and times, a model and tool event
     per turn, and the job's accuracy and ci95. Then: ``inspect view --log-dir <out>``."""
-    from lis.inspect.export import export_jobs
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     for path in export_jobs(inputs, out, tasks_file):

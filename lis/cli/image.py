@@ -9,6 +9,10 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.manifest import stage_manifest, write_json
+from lis.sandbox.image import ensure_image, expected_tag
+from lis.sandbox.image.build import prune_images
+from lis.util.log import setup_logging
 
 app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=True)
 log = logging.getLogger("lis.image")
@@ -25,9 +29,6 @@ def build(out: Path = typer.Option(Path("data/image/manifest.json"), "--out", di
     build runs only when one of them changes. image.build picks the path: dockerfile (registry),
     bootstrap (offline Debian rootfs + docker import) or auto.
     """
-    from lis.manifest import stage_manifest, write_json
-    from lis.sandbox.image import ensure_image
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()
@@ -44,8 +45,6 @@ def build(out: Path = typer.Option(Path("data/image/manifest.json"), "--out", di
 def ensure(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Build the sandbox image if its tag is missing; write no manifest (what set-up runs)."""
-    from lis.sandbox.image import ensure_image
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     p = load_params(profile, params_file)
@@ -56,7 +55,6 @@ def ensure(profile: Optional[str] = Profile, params_file: Optional[Path] = Param
 @app.command("tag")
 def tag(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Print the tag the current params and images/ give (without building)."""
-    from lis.sandbox.image import expected_tag
 
     p = load_params(profile, params_file)
     typer.echo(expected_tag(p.section("image"), p.root))
@@ -66,7 +64,6 @@ def tag(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFi
 def prune(dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Remove sandbox images (label lis.managed=true) and kept root filesystems other than the current one."""
-    from lis.sandbox.image.build import prune_images
 
     p = load_params(profile, params_file)
     for name in prune_images(p.section("image"), p.root, dry_run=dry_run):

@@ -9,6 +9,12 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.models.registry import fingerprint
+from lis.runtime import model_spec
+from lis.train.tiny.random_model import build_random
+from lis.util.log import setup_logging
 
 app = typer.Typer(help="Models this pipeline does not train: record each one's card; random-init models of a "
                        "published shape (rehearsals).", no_args_is_help=True)
@@ -22,10 +28,6 @@ def card(model: str = typer.Option(..., "--model", "-m", help="A models entry li
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Record an external model's card (its params entry and what identifies its weights): the
     evaluation of every model depends on data/models/<name>, trained here or carded here."""
-    from lis.manifest import write_json
-    from lis.models.registry import fingerprint
-    from lis.runtime import model_spec
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     p = load_params(profile, params_file)
@@ -48,9 +50,6 @@ def random_model(config: Path = typer.Option(..., "--config", help="A Qwen3 conf
                  log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """A random-init model of a published shape with the offline tokenizer, for paper-scale rehearsals
     (no weights, no hub): memory and kernels are the shape's."""
-    from lis.errors import LisError
-    from lis.train.tiny.random_model import build_random
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     if dtype not in ("float32", "bfloat16"):

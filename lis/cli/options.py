@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from lis.params import load
 
 Profile = typer.Option(None, "--profile", "-p", help="Profile overlay to apply (default: params.yaml's `profile`).")
 ParamsFile = typer.Option(None, "--params", help="params.yaml to read (default: the one in the project root).")
@@ -13,6 +14,4 @@ Verbose = typer.Option(False, "--verbose", "-v", help="Debug-level logging on th
 
 
 def load_params(profile: Optional[str], params_file: Optional[Path]):
-    from lis.params import load
-
     return load(profile=profile, params_file=params_file)

@@ -8,6 +8,9 @@ import typer
 import yaml
 
 from lis.cli.options import ParamsFile, Profile, load_params
+from lis.config import render_yaml
+from lis.errors import ParamsError
+from lis.params import available_profiles, find_root, load, SCHEMA_FILE
 
 app = typer.Typer(help="Validate and show the merged params (params.yaml + the profile overlay).", no_args_is_help=True)
 
@@ -16,7 +19,6 @@ app = typer.Typer(help="Validate and show the merged params (params.yaml + the p
 def check(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           all_profiles: bool = typer.Option(False, "--all", help="Check every profile overlay.")) -> None:
     """Validate params.yaml and the overlay; exit 2 with one line naming the bad key."""
-    from lis.params import available_profiles, load
 
     p = load_params(profile, params_file)
     names = available_profiles(p.root) if all_profiles else [p.profile]
@@ -40,9 +42,6 @@ def schema(write: bool = typer.Option(False, "--write", help="Write the schema f
            file: Optional[Path] = typer.Option(None, "--file", help="The schema file (default: the repository's).")
            ) -> None:
     """Print the params' JSON schema generated from the section models in lis/config (or write or check the file)."""
-    from lis.config import render_yaml
-    from lis.errors import ParamsError
-    from lis.params import SCHEMA_FILE, find_root
 
     text = render_yaml()
     path = file or find_root() / SCHEMA_FILE

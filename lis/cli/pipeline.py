@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from lis.cli.commands import command_module
+from lis.pipeline import compare, dvc_stages, snakemake_jobs
 
 app = typer.Typer(help="Checks on the pipeline declarations (Snakefile and dvc.yaml).", no_args_is_help=True)
 
@@ -12,8 +14,6 @@ app = typer.Typer(help="Checks on the pipeline declarations (Snakefile and dvc.y
 def check(root: Path = typer.Option(Path("."), "--root", help="Repository root."),
           target: str = typer.Option("paper", "--target", help="Snakemake target whose jobs are compared.")) -> None:
     """Compare every Snakemake job of TARGET with dvc.yaml: command, dependencies, params, outputs."""
-    from lis.cli.commands import command_module
-    from lis.pipeline import compare, dvc_stages, snakemake_jobs
 
     root = root.resolve()
     snake, dvc = snakemake_jobs(root, target), dvc_stages(root)

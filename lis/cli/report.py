@@ -9,6 +9,10 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.report.build import build_report
+from lis.report.inputs import IMAGE_MANIFEST
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.report")
 
@@ -22,10 +26,6 @@ def report(image_manifest: Path = typer.Option(Path("data/image/manifest.json"),
     """Regenerate paper_figures/: every table (Markdown, LaTeX, CSV) and figure (PNG, PDF) of the paper,
     with the paper's numbers beside ours and an index (md, json, html) with provenance. Reads exactly
     the inputs the report stage declares for the params' jobs (lis.report.inputs)."""
-    from lis.errors import LisError
-    from lis.report.build import build_report
-    from lis.report.inputs import IMAGE_MANIFEST
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()

@@ -21,8 +21,17 @@ from typing import Optional
 
 import typer
 
+from lis.agent.episode import run_task
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
+from lis.models.registry import build_model
+from lis.runtime import agent_config, model_spec, sandbox_config
+from lis.sandbox import registry
+from lis.sandbox.base import COPY_OUT_NOTE
+from lis.sandbox.factory import make_sandbox
+from lis.tasks.schema import Task
+from lis.util.log import console, setup_logging
+from lis.util.urls import EXAMPLE, base_url_problem
 
 log = logging.getLogger("lis.run")
 
@@ -35,14 +44,11 @@ def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) 
     OpenAI-compatible server)."""
     import os
 
-    from lis.runtime import model_spec
 
     models = p.section("models")
     if model in models and not base_url:
         spec = model_spec(p, model)
         if spec.get("backend") == "local" and not Path(spec.get("path") or spec.get("model") or "").is_dir():
-            from lis.errors import LisError
-
             raise LisError(f"model '{model}' is trained by the pipeline and is not built yet ({spec.get('path')})",
                            "run the pipeline (make paper), or pass a model folder: lis train tiny-agent --out DIR")
         return model, spec
@@ -89,20 +95,10 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
         raise LisError("--query is empty or only whitespace", "say what the agent should do, e.g. --query \"Count the lines of "
                        "/testbed/input/data.csv\"")
     if base_url is not None:  # at once, before anything starts (not after a round of connection retries)
-        from lis.util.urls import EXAMPLE, base_url_problem
-
         problem = base_url_problem(base_url)
         if problem:
             raise LisError(f"--base-url {base_url[:200]!r} is not usable: {problem}",
                            f"give --base-url an OpenAI-compatible server's URL, e.g. --base-url {EXAMPLE}")
-    from lis.agent.episode import run_task
-    from lis.models.registry import build_model
-    from lis.runtime import agent_config, model_spec, sandbox_config
-    from lis.sandbox import registry
-    from lis.sandbox.base import COPY_OUT_NOTE
-    from lis.sandbox.factory import make_sandbox
-    from lis.tasks.schema import Task
-    from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()

@@ -8,6 +8,9 @@ from typing import Optional
 import typer
 
 from lis.cli.options import ParamsFile, Profile, load_params
+from lis.runtime import sandbox_config
+from lis.sandbox import make_sandbox, registry
+from lis.sandbox.cleanup import cleanup as do_cleanup
 
 app = typer.Typer(help="Sandboxes: clean up, run a command in a fresh one.", no_args_is_help=True)
 
@@ -22,7 +25,6 @@ def cleanup(run: Optional[str] = typer.Option(None, "--run", help="Remove the sa
     Default: the orphans (their owner process is gone, or their lifetime is over). --run ID: one
     run's. --all: every lis sandbox, running or not.
     """
-    from lis.sandbox.cleanup import cleanup as do_cleanup
 
     engines = load_params(profile, params_file).section("sandbox")["engines"] or [None]
     names = do_cleanup(run=run, everything=everything, engines=engines, dry_run=dry_run)
@@ -38,8 +40,6 @@ def exec_(command: str = typer.Argument(..., help="The bash command to run."),
     """Run one command in a fresh sandbox of the current params and print the result as JSON."""
     import dataclasses
 
-    from lis.runtime import sandbox_config
-    from lis.sandbox import make_sandbox, registry
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)

@@ -16,6 +16,9 @@ from typing import Optional
 import typer
 
 from lis.errors import LisError
+from lis.models.openai_compat import OpenAIChatModel
+from lis.rewards import Judge, score as score_response
+from lis.tasks.schema import Task
 
 
 def _decode(data: bytes) -> str:
@@ -55,9 +58,6 @@ def score(
     Without --judge-model, physics and long context use the rule-based fallbacks (math-verify,
     exact match + ROUGE-L); the scorer field says which scorer decided.
     """
-    from lis.rewards import Judge
-    from lis.rewards import score as score_response
-    from lis.tasks.schema import Task
 
     if str(response_file) == "-":
         response = _decode(typer.get_binary_stream("stdin").read())
@@ -80,8 +80,6 @@ def score(
         raise LisError("need --domain and --ground-truth (or --task-json)", "see `lis score --help`")
     judge = None
     if judge_model:
-        from lis.models.openai_compat import OpenAIChatModel
-
         judge = Judge(OpenAIChatModel(judge_model, base_url=judge_base_url), repeats=judge_repeats,
                       temperature=judge_temperature, cache_path=judge_cache)
     elif judge_base_url:

@@ -20,6 +20,16 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.run import _model_spec
+from lis.models.registry import build_model
+from lis.runtime import agent_config, model_spec, sandbox_config
+from lis.sandbox import registry
+from lis.serve import auth
+from lis.serve.server import run_server
+from lis.serve.settings import RUN_PREFIX, ServeSettings
+from lis.serve.state import ServeState
+from lis.serve.sweep import sweep_earlier
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.serve")
 
@@ -45,16 +55,6 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Serve the sandboxed agent as an OpenAI-compatible endpoint (POST /v1/chat/completions)."""
-    from lis.cli.run import _model_spec
-    from lis.models.registry import build_model
-    from lis.runtime import agent_config, model_spec, sandbox_config
-    from lis.sandbox import registry
-    from lis.serve import auth
-    from lis.serve.server import run_server
-    from lis.serve.settings import RUN_PREFIX, ServeSettings
-    from lis.serve.state import ServeState
-    from lis.serve.sweep import sweep_earlier
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per upstream call otherwise

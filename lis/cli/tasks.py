@@ -18,6 +18,15 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
+from lis.context_tasks import held_out_tasks
+from lis.errors import LisError, ParamsError
+from lis.manifest import git_state, package_versions, write_json
+from lis.params import load
+from lis.tasks import load_hub, load_samples, PAPER_BENCH, samples_dir as default_samples, select, write_tasks
+from lis.tasks.hub_access import recording_commits
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_tree
+from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.tasks")
 SOURCES = ("samples", "hub", "generated")
@@ -65,8 +74,6 @@ def _shown(path: Path) -> str:
 def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Path]):
     """The domain's settings, samples_dir, bench_dataset and (tasks.context, project root) from params;
     ({}, None, None, None) outside a project."""
-    from lis.errors import ParamsError
-    from lis.params import load
 
     try:
         p = load(profile=profile, params_file=params_file)
@@ -81,8 +88,6 @@ def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Pat
 
 def _held_out(domain: str, context: Optional[tuple]) -> tuple[list, dict]:
     """The held-out context tasks (source generated) and the manifest facts about them."""
-    from lis.context_tasks import held_out_tasks
-    from lis.errors import LisError
 
     if domain != "instruct_pretrain":
         raise LisError(f"--source generated applies to instruct_pretrain only, not {domain}",
@@ -106,13 +111,6 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
 
     An unreachable hub (revision not in the local HF cache) ends in a one-line error suggesting --source samples.
     """
-    from lis.errors import LisError
-    from lis.manifest import git_state, package_versions, write_json
-    from lis.tasks import PAPER_BENCH, load_hub, load_samples, samples_dir as default_samples, select, write_tasks
-    from lis.util.files import sha256_file
-    from lis.tasks.hub_access import recording_commits
-    from lis.util.hashing import hash_tree
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     t0 = time.monotonic()

@@ -8,7 +8,15 @@ from typing import Optional
 
 import typer
 
+from lis.bench.throughput import model_endpoint, run_throughput, ThroughputSettings
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.models.serve_plan import serving
+from lis.runtime import agent_config, model_spec, MODELS_HINT, sandbox_config
+from lis.sandbox import registry
+from lis.tasks.io import read_tasks
+from lis.util.log import console, setup_logging
 
 log = logging.getLogger("lis.throughput")
 
@@ -21,8 +29,6 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
     """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain (the file read as every
     stage reads a task set: :func:`lis.tasks.io.read_tasks`). Raises LisError naming a missing file or
     a line that is not a task."""
-    from lis.errors import LisError
-    from lis.tasks.io import read_tasks
 
     out = []
     for d in domains:
@@ -57,13 +63,6 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
     endpoint, several times, and report queries per minute per mode (mean, n, 95% interval), their
     ratio and tokens per second. Settings: the params' `throughput` section, overridden by the
     options above; fresh episodes (no journal). Definitions: docs/efficiency.md."""
-    from lis.bench.throughput import ThroughputSettings, model_endpoint, run_throughput
-    from lis.errors import LisError
-    from lis.manifest import write_json
-    from lis.models.serve_plan import serving
-    from lis.sandbox import registry
-    from lis.runtime import MODELS_HINT, agent_config, model_spec, sandbox_config
-    from lis.util.log import console, setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()

@@ -15,6 +15,22 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.errors import LisError
+from lis.manifest import read_image_manifest
+from lis.models.base import Sampling
+from lis.models.local_hf import LocalHFModel
+from lis.runtime import sandbox_config
+from lis.sandbox import registry
+from lis.tasks.io import read_tasks
+from lis.train.agent_check import check_agent
+from lis.train.grpo.stage import run_grpo_stage
+from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
+from lis.train.plan.measure import measure_model, render as render_measured
+from lis.train.teacher.stage import run_teacher_stage
+from lis.train.tiny.agent import build_tiny_agent
+from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
+from lis.util.jsonl import read_jsonl
+from lis.util.log import setup_logging
 
 app = typer.Typer(help="Training stages: base model, teacher episodes, SFT warm start, RFT, GRPO in the sandbox.",
                   no_args_is_help=True)
@@ -23,8 +39,6 @@ log = logging.getLogger("lis.train")
 
 def _read_jsonl(path: Path, what: str) -> list[dict]:
     """Training data, read strictly: a corrupt row is one error line naming the file and the line."""
-    from lis.errors import LisError
-    from lis.util.jsonl import read_jsonl
 
     hint = "run the stage that produces it first (snakemake --cores all paper)"
     if not path.is_file():
@@ -41,9 +55,6 @@ def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folde
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """The starting model (params `base`): the tiny offline Qwen3 built here (random weights, its
     own tokenizer), a hub model at a revision, or a local folder."""
-    from lis.errors import LisError
-    from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     sec = load_params(profile, params_file).section("base")
@@ -51,8 +62,6 @@ def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folde
     if source == "tiny":
         tasks = []
         if context_tasks is not None:
-            from lis.tasks.io import read_tasks
-
             if not context_tasks.is_file():
                 raise LisError(f"no context tasks at {context_tasks}", "run the context tasks stage first "
                                "(lis context-tasks)")
@@ -87,9 +96,6 @@ def teacher(out: Path = typer.Option(Path("data/train/teacher"), "--out", help="
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Teacher episodes in the real sandbox (params `teacher`, with the `agent` and `sandbox`
     settings of evaluation): the scripted teacher by default, or any models entry."""
-    from lis.train.teacher.stage import run_teacher_stage
-    from lis.util.log import setup_logging
-    from lis.sandbox import registry
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -110,8 +116,7 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """SFT warm start (params `sft`, PyTorch Lightning): assistant-only loss on the successful
     trajectories of DATA; checkpoints and resume, seed, CSV logs. sft.steps 0 copies the base."""
-    from lis.train.sft.stage import run_sft_stage
-    from lis.util.log import setup_logging
+    from lis.train.sft.stage import run_sft_stage  # lazy: loads torch; `lis train plan` and --help do not
 
     setup_logging(log_file, verbose)
     p = load_params(profile, params_file)
@@ -143,10 +148,6 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
     loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints.
     Several processes: `accelerate launch --config_file workflow/accelerate/<config>.yaml $(which lis)
     train grpo ...` (each rank its share of the episodes, rank 0 writes the outputs)."""
-    from lis.errors import LisError
-    from lis.sandbox import registry
-    from lis.train.grpo.stage import run_grpo_stage
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -173,11 +174,6 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
                log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """The offline tiny agent in one command: the base, teacher and sft stages of the profile into OUT
     (the pipeline runs them as separate stages into data/)."""
-    from lis.manifest import read_image_manifest
-    from lis.sandbox import registry
-    from lis.runtime import sandbox_config
-    from lis.train.tiny.agent import build_tiny_agent
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -197,12 +193,6 @@ def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g.
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """How a model behaves as an agent on the offline sample tasks, in real sandboxes: valid tool
     calls, episodes that submit, answer files, answers of the domain's form (JSON)."""
-    from lis.models.local_hf import LocalHFModel
-    from lis.models.base import Sampling
-    from lis.sandbox import registry
-    from lis.runtime import sandbox_config
-    from lis.train.agent_check import check_agent
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
@@ -241,17 +231,12 @@ def plan(stage: str = typer.Option("all", "--stage", help="grpo | sft | all."),
     beside one 80 GB GPU (deepspeed_zero3_offload). With --accelerate / --gpus / --gpu-memory-gb: that
     setup alone, refused (exit 2, one line: the largest term and the knob that shrinks it) when it cannot
     fit. --measure FOLDER: the estimate against measured peaks on the CPU (docs/training.md)."""
-    from lis.errors import LisError
-    from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     if stage not in ("grpo", "sft", "all"):
         raise LisError(f"unknown --stage {stage!r}", "use grpo, sft or all")
     stages = ["grpo", "sft"] if stage == "all" else [stage]
     if measure is not None:
-        from lis.train.plan.measure import measure_model, render as render_measured
-
         if not (measure / "config.json").is_file():
             raise LisError(f"no model folder at {measure} (no config.json)", "give a model folder, e.g. "
                            "data/models/base (lis train base) or one `lis model random` wrote")
@@ -294,9 +279,7 @@ def rehearse(out: Path = typer.Option(Path("data/train/rehearsal"), "--out", hel
     here: SFT and GRPO steps at its configured batch, budgets, loss and engine, in real sandboxes, in
     process and through a served model, LoRA off and on; checks every step (docs/training.md, "Paper
     scale, rehearsed"). Exit 1 when a check fails."""
-    from lis.sandbox import registry
-    from lis.train.rehearsal import rehearse as run_rehearsal
-    from lis.util.log import setup_logging
+    from lis.train.rehearsal import rehearse as run_rehearsal  # lazy: loads torch; `lis train plan` does not
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()

@@ -8,6 +8,9 @@ from pathlib import Path
 import typer
 
 from lis.cli.options import Verbose
+from lis.errors import LisError
+from lis.report.compare import compare_runs
+from lis.util.log import setup_logging
 
 
 def compare(run_a: Path = typer.Argument(..., help="A GRPO run's train_log.csv (data/train/runs/<run>/)."),
@@ -20,9 +23,6 @@ def compare(run_a: Path = typer.Argument(..., help="A GRPO run's train_log.csv (
     """Two training runs step by step: their rewards overlaid, the paired difference, the steps that
     drew the same prompts, and the first step whose episodes differ (the same seed in the deterministic
     rollout mode: none). Prints the summary as JSON."""
-    from lis.errors import LisError
-    from lis.report.compare import compare_runs
-    from lis.util.log import setup_logging
 
     setup_logging(None, verbose)
     if name_a == name_b:

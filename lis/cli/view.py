@@ -6,13 +6,15 @@ from typing import List, Optional
 
 import typer
 
+from lis.analysis.behaviour import classify_episode, load_rules
 from lis.cli.options import LogFile, Verbose
+from lis.errors import LisError
+from lis.report.viewer import episode_ref, load, read_capabilities, render_site
+from lis.util.log import setup_logging
 
 
 def classified(records: list[dict]) -> dict[tuple[str, int], list[str]]:
     """Per-turn capabilities of the records by the behaviour analysis's classifier."""
-    from lis.analysis.behaviour import classify_episode, load_rules
-    from lis.report.viewer import episode_ref
 
     rules = load_rules()
     out: dict[tuple[str, int], list[str]] = {}
@@ -44,9 +46,6 @@ def view(inputs: List[Path] = typer.Argument(..., metavar="INPUT...",
     partial / wrong / error) and, with --classify or --capabilities, capability used. Links are
     relative (copy the folder anywhere; it opens from disk); large observations are folded, never
     cut; everything from the records is escaped."""
-    from lis.errors import LisError
-    from lis.report.viewer import load, read_capabilities, render_site
-    from lis.util.log import setup_logging
 
     setup_logging(log_file, verbose)
     if classify and capabilities is not None:
