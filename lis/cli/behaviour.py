@@ -15,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.analysis.behaviour.aggregate import episode_rows
 from lis.analysis.behaviour.classify import classify_episode
 from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
@@ -77,8 +78,8 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
                                                          "(data/eval/<model>/<domain>/<mode>)."),
             jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "
                                       "(jobs.models × jobs.domains × behaviour.modes) under --eval-root."),
-            eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),
-            out: Path = typer.Option(Path("data/analysis/behaviour.json"), "--out", dir_okay=False, help="JSON to write."),
+            eval_root: Path = typer.Option(Path(layout.EVAL_ROOT), "--eval-root", help="The eval jobs' outputs (--jobs)."),
+            out: Path = typer.Option(Path(layout.BEHAVIOUR), "--out", dir_okay=False, help="JSON to write."),
             csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the tables as CSV here."),
             turns_out: Optional[Path] = typer.Option(None, "--turns-out", dir_okay=False,
                                                      help="Also write every turn's verdict and evidence (JSONL, and "

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.bench.inspect_sandbox import bench_inspect
 from lis.bench.sandbox import bench_sandbox
 from lis.bench.serve import bench_serve
@@ -131,8 +132,8 @@ def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Com
 
 
 @app.command("rollout")
-def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
-            tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",
+def rollout(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--model", help="A local model folder (the policy)."),
+            tasks: Path = typer.Option(layout.path(layout.CONTEXT_TASKS, variant="files"), "--tasks",
                                        help="Training context tasks; the first one is the group's prompt."),
             samples: int = typer.Option(8, "--samples", max=1024, min=2, help="Episodes in the group (GRPO's samples per prompt)."),
             out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
@@ -159,8 +160,8 @@ def rollout(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", h
 
 
 @app.command("determinism")
-def determinism(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder (the policy)."),
-                tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--tasks",
+def determinism(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--model", help="A local model folder (the policy)."),
+                tasks: Path = typer.Option(layout.path(layout.CONTEXT_TASKS, variant="files"), "--tasks",
                                            help="Training context tasks (GRPO's prompts, in order)."),
                 steps: int = typer.Option(6, "--steps", min=2, max=1000, help="GRPO steps' rollouts, each in both modes."),
                 out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
@@ -251,7 +252,7 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
 
 
 @app.command("generate")
-def generate(model_dir: Path = typer.Option(Path("data/models/sft"), "--model", help="A local model folder."),
+def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--model", help="A local model folder."),
              n: int = typer.Option(16, "--n", max=100000, min=1, help="Sequences generated."),
              max_new_tokens: int = typer.Option(64, "--max-new-tokens", max=1000000, min=1, help="Tokens per sequence."),
              temperature: float = typer.Option(1.0, "--temperature", max=10.0, min=0.0, help="0 = greedy."),

@@ -19,6 +19,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.context_tasks import build_splits, qa_mix, settings_from, variants
 from lis.manifest import stage_manifest, write_json
@@ -29,7 +30,7 @@ from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.context_tasks")
 
-Out = typer.Option(Path("data/train/context"), "--out-dir", "--out", "-o",
+Out = typer.Option(Path(layout.CONTEXT_DIR), "--out-dir", "--out", "-o",
                    help="Folder for files.jsonl, prompt.jsonl, math.jsonl and manifest.json.")
 
 

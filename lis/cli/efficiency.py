@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
@@ -30,8 +31,8 @@ def _job_paths(eval_root: Path, p) -> list[Path]:
 def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files of eval jobs (or the jobs' folders)."),
            jobs: bool = typer.Option(False, "--jobs", help="Read the trajectories of every job in the params' "
                                      "job lists (jobs.models x jobs.domains x vanilla/sandbox) under --eval-root."),
-           eval_root: Path = typer.Option(Path("data/eval"), "--eval-root", help="The eval jobs' outputs (--jobs)."),
-           out: Path = typer.Option(Path("data/analysis/efficiency.json"), "--out", dir_okay=False, help="JSON to write."),
+           eval_root: Path = typer.Option(Path(layout.EVAL_ROOT), "--eval-root", help="The eval jobs' outputs (--jobs)."),
+           out: Path = typer.Option(Path(layout.EFFICIENCY), "--out", dir_okay=False, help="JSON to write."),
            episodes_csv: Optional[Path] = typer.Option(None, "--episodes-csv", dir_okay=False,
                                                        help="Also write one row per episode here."),
            replicates: Optional[int] = typer.Option(None, "--replicates", max=1000000, min=100,

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.analysis.efficiency_storage import storage_report
 from lis.cli.options import LogFile, Verbose
 from lis.manifest import write_json
@@ -15,13 +16,13 @@ from lis.util.log import setup_logging
 log = logging.getLogger("lis.efficiency")
 
 
-def storage(quoted: Path = typer.Option(Path("data/reference/storage_quoted.yaml"), "--quoted",
+def storage(quoted: Path = typer.Option(Path(layout.STORAGE_QUOTED), "--quoted",
                                         help="The paper's quoted storage and memory numbers."),
-            image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+            image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
                                                 help="The image stage's manifest (our image's size)."),
-            memory: Path = typer.Option(Path("data/bench/sandbox_memory.json"), "--memory",
+            memory: Path = typer.Option(Path(layout.SANDBOX_MEMORY), "--memory",
                                         help="`lis bench memory` output (idle and busy memory per sandbox)."),
-            out: Path = typer.Option(Path("data/analysis/storage.json"), "--out", dir_okay=False, help="JSON to write."),
+            out: Path = typer.Option(Path(layout.STORAGE), "--out", dir_okay=False, help="JSON to write."),
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Table 12: our image's measured size beside the paper's shared image and the task-specific image
     sets it quotes, and our sandbox memory (idle, busy peak; mean, n, interval) beside the paper's."""

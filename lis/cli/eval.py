@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.eval.jobs import EvalJob
 from lis.eval.jobs import with_model_path
@@ -25,7 +26,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         domain: str = typer.Option(..., "--domain", "-d", help="math | physics | chem | biomed | long_context | instruct_follow."),
         mode: str = typer.Option(..., "--mode", help="vanilla | sandbox | sandbox_inline (long context: documents in the prompt)."),
         tasks_file: Optional[Path] = typer.Option(None, "--tasks", help="Task JSONL (default data/tasks/<domain>.jsonl)."),
-        image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+        image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
                                             help="The image stage's manifest (sandbox modes)."),
         out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default data/eval/<model>/<domain>/<mode>)."),
         model_path: Optional[Path] = typer.Option(None, "--model-path",
@@ -55,7 +56,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
     manifest = read_image_manifest(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
     judge = p.section("scoring").get("judge") or {}
     with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
-        m = run_job(p, job, tasks_file or Path(f"data/tasks/{domain}.jsonl"), out_dir=out or job.out_dir(),
+        m = run_job(p, job, tasks_file or layout.path(layout.TASKS, domain=domain), out_dir=out or job.out_dir(),
                     journal_path=journal, image_manifest=manifest, limit=limit, workers=workers, wait=wait)
     acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
     log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from lis import layout
 from lis.errors import LisError
 from lis.report.summary import load_metrics, table2, table3
 
 
-def summary(root: Path = typer.Option(Path("data/eval"), "--root", help="Where the jobs' outputs are.")) -> None:
+def summary(root: Path = typer.Option(Path(layout.EVAL_ROOT), "--root", help="Where the jobs' outputs are.")) -> None:
     """Print Table 2 (vanilla → sandbox per model and domain) and Table 3 (long context) of what has run.
 
     Each accuracy is shown with its n (scored episodes) and, when there were any, its errors."""

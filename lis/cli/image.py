@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.manifest import stage_manifest, write_json
 from lis.sandbox.image import ensure_image, expected_tag
@@ -19,7 +20,7 @@ log = logging.getLogger("lis.image")
 
 
 @app.command("build")
-def build(out: Path = typer.Option(Path("data/image/manifest.json"), "--out", dir_okay=False, help="Manifest to write."),
+def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_okay=False, help="Manifest to write."),
           force: bool = typer.Option(False, "--force", help="Rebuild even if the content-hash tag exists."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
 from lis.manifest import write_json
@@ -42,7 +43,7 @@ def card(model: str = typer.Option(..., "--model", "-m", help="A models entry li
 @app.command("random")
 def random_model(config: Path = typer.Option(..., "--config", help="A Qwen3 configuration: a JSON of "
                                                                    "data/model_configs/ or a model folder."),
-                 tokenizer: Path = typer.Option(Path("data/models/base"), "--tokenizer",
+                 tokenizer: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--tokenizer",
                                                 help="A folder holding the tokenizer (the tiny base's)."),
                  out: Path = typer.Option(..., "--out", help="Folder to write the random-init model into."),
                  seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1),

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.bench.throughput import model_endpoint, run_throughput, ThroughputSettings
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
@@ -44,7 +45,7 @@ def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
     return out
 
 
-def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--out", dir_okay=False, help="JSON to write."),
+def throughput(out: Path = typer.Option(Path(layout.THROUGHPUT), "--out", dir_okay=False, help="JSON to write."),
                model: Optional[str] = typer.Option(None, "--model", help="The models entry (endpoint) to measure."),
                domains: Optional[str] = typer.Option(None, "--domains", help="Comma-separated domains."),
                tasks: Optional[int] = typer.Option(None, "--tasks", min=1, max=100000, help="Tasks per domain (the first N)."),
@@ -54,7 +55,7 @@ def throughput(out: Path = typer.Option(Path("data/bench/throughput.json"), "--o
                warm: Optional[int] = typer.Option(None, "--warm", min=0, max=1024, help="Sandboxes started before the clock starts."),
                warmup: Optional[int] = typer.Option(None, "--warmup", min=0, max=10000, help="Untimed episodes per mode first."),
                serve: Optional[str] = typer.Option(None, "--serve", help="http | direct (local models only)."),
-               tasks_dir: Path = typer.Option(Path("data/tasks"), "--tasks-dir", help="Where <domain>.jsonl are."),
+               tasks_dir: Path = typer.Option(Path(layout.TASKS_DIR), "--tasks-dir", help="Where <domain>.jsonl are."),
                image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
                                                              help="The image stage's manifest (default: the params' tag)."),
                profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,

@@ -14,6 +14,7 @@ from typing import Optional
 
 import typer
 
+from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
 from lis.manifest import read_image_manifest
@@ -47,7 +48,7 @@ def _read_jsonl(path: Path, what: str) -> list[dict]:
 
 
 @app.command("base")
-def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folder to write the base model into."),
+def base(out: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--out", help="Folder to write the base model into."),
          context_tasks: Optional[Path] = typer.Option(None, "--context-tasks",
                                                       help="Training context tasks whose prompts join the tiny "
                                                            "tokenizer's corpus."),
@@ -86,11 +87,11 @@ def base(out: Path = typer.Option(Path("data/models/base"), "--out", help="Folde
 
 
 @app.command("teacher")
-def teacher(out: Path = typer.Option(Path("data/train/teacher"), "--out", help="Folder for trajectories.jsonl and "
+def teacher(out: Path = typer.Option(Path(layout.TEACHER_DIR), "--out", help="Folder for trajectories.jsonl and "
                                                                               "manifest.json."),
-            context_tasks: Path = typer.Option(Path("data/train/context/files.jsonl"), "--context-tasks",
+            context_tasks: Path = typer.Option(layout.path(layout.CONTEXT_TASKS, variant="files"), "--context-tasks",
                                                help="Training context tasks the teacher solves."),
-            image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+            image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
                                                 help="The image stage's manifest."),
             profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
@@ -106,10 +107,10 @@ def teacher(out: Path = typer.Option(Path("data/train/teacher"), "--out", help="
 
 
 @app.command("sft")
-def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="The model to fine-tune."),
-        data: Path = typer.Option(Path("data/train/teacher/trajectories.jsonl"), "--data",
+def sft(base_dir: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--base", help="The model to fine-tune."),
+        data: Path = typer.Option(Path(layout.TEACHER_TRAJECTORIES), "--data",
                                   help="Trajectory records; the successful ones are trained on."),
-        out: Path = typer.Option(Path("data/models/sft"), "--out", help="Folder to write the fine-tuned model into."),
+        out: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--out", help="Folder to write the fine-tuned model into."),
         seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
                                         help="Train with seed sft.seed + N (a replicate of the learning check)."),
         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
@@ -131,14 +132,14 @@ def sft(base_dir: Path = typer.Option(Path("data/models/base"), "--base", help="
 
 
 @app.command("grpo")
-def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The model to start from."),
+def grpo(init: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--init", help="The model to start from."),
          data: str = typer.Option("files", "--data", help="Training-data variant: files | prompt | math "
                                                           "(data/train/context/<variant>.jsonl), or a JSONL path."),
          mode: str = typer.Option("sandbox", "--mode", help="sandbox (LLM-in-Sandbox-RL) | vanilla (the LLM-RL "
                                                             "baseline: context in the prompt, no tools)."),
          out: Path = typer.Option(..., "--out", help="Folder to write the trained model into."),
          logs: Path = typer.Option(..., "--logs", help="Folder for metrics.json and train_log.csv."),
-         image_manifest: Path = typer.Option(Path("data/image/manifest.json"), "--image-manifest",
+         image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
                                              help="The image stage's manifest (sandbox mode)."),
          seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
                                          help="Train with seed grpo.seed + N (a replicate of the learning check)."),
@@ -154,7 +155,7 @@ def grpo(init: Path = typer.Option(Path("data/models/sft"), "--init", help="The 
     if mode not in ("sandbox", "vanilla"):
         raise LisError(f"unknown --mode {mode!r}", "use sandbox or vanilla")
     p = load_params(profile, params_file)
-    path = Path(data) if data.endswith(".jsonl") else Path(f"data/train/context/{data}.jsonl")
+    path = Path(data) if data.endswith(".jsonl") else layout.path(layout.CONTEXT_TASKS, variant=data)
     overrides = dict(p.section("llm_rl")) if mode == "vanilla" else {}
     if seed_offset:
         overrides["seed"] = int(p.section("grpo")["seed"]) + seed_offset
@@ -267,7 +268,7 @@ def plan(stage: str = typer.Option("all", "--stage", help="grpo | sft | all."),
             raise refusal(refused[0])
 
 @app.command("rehearse")
-def rehearse(out: Path = typer.Option(Path("data/train/rehearsal"), "--out", help="Folder for the rehearsal's models, "
+def rehearse(out: Path = typer.Option(Path(layout.REHEARSAL_DIR), "--out", help="Folder for the rehearsal's models, "
                                                                                   "logs and report.json (replaced)."),
              backend: str = typer.Option("auto", "--backend", help="Sandbox backend: docker | bwrap | auto."),
              steps: int = typer.Option(2, "--steps", min=1, max=20, help="GRPO steps per configuration."),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from lis import layout
 from lis.errors import LisError
 from lis.params import BASE_ONLY
 from lis.pipeline.code_deps import check_code_deps
@@ -140,8 +141,9 @@ def _match_deps(snake: frozenset[str], dvc: frozenset[str]) -> tuple[list[str], 
 
 
 def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callable[[str], str]) -> list[str]:
-    """Human-readable differences; empty when both declare the same stages and each stage's code
-    deps are the code its command runs (``command_module``: lis.cli.commands.command_module)."""
+    """Human-readable differences; empty when both declare the same stages, each stage's code
+    deps are the code its command runs (``command_module``: lis.cli.commands.command_module), and
+    every artifact path they declare is one of lis/layout.py's."""
     problems: list[str] = []
     by_outs = {s.outs: s for s in snake}
     seen = set()
@@ -163,6 +165,8 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callab
         if s.params != d.params:
             problems.append(f"{where}: params differ: only snakemake {sorted(s.params - d.params)}, "
                             f"only dvc {sorted(d.params - s.params)}")
+        problems += layout.problems(d.deps | d.outs, f"dvc stage {d.name}")
+        problems += layout.problems(s.deps | s.outs, f"snakemake rule {s.name}")
         if d.cmd not in code_checked:  # one check per command (matrix stages share it)
             code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps), command_module)
         problems += [f"{where}: {p}" for p in code_checked[d.cmd]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lis import layout
 from lis.errors import LisError
 from lis.tasks.checks import ensure_sane
 from lis.tasks.domains import module
@@ -16,7 +17,7 @@ def samples_dir() -> Path:
     """``$LIS_SAMPLES_DIR``, else ``data/samples`` of the checkout this package lives in."""
     if os.environ.get(ENV):
         return Path(os.environ[ENV])
-    return Path(__file__).resolve().parents[2] / "data" / "samples"
+    return Path(__file__).resolve().parents[2] / layout.SAMPLES_DIR
 
 
 def load_samples(domain: str, root: str | Path | None = None) -> list[Task]:

@@ -33,7 +33,7 @@ def files_under(folder):
 # The code each stage runs (dvc.yaml lists the same paths; `lis pipeline check` proves both cover
 # what the stage's command imports, and no more): a fix to a scorer re-scores, a fix to the loop
 # re-runs episodes, a change to the report only re-renders.
-CORE = ["lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/manifest.py", "lis/records.py", "lis/util", "lis/cli/options.py"]
+CORE = ["lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/layout.py", "lis/manifest.py", "lis/records.py", "lis/util", "lis/cli/options.py"]
 
 
 def code(*paths):
