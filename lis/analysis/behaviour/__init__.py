@@ -19,12 +19,12 @@ from lis.analysis.behaviour.official import import_official, import_rl_jsonl, of
 from lis.analysis.behaviour.reasoning import count_patterns, response_text, strip_code_fences
 from lis.analysis.behaviour.report import SCHEMA, behaviour_report, write_csvs, write_turns
 from lis.analysis.behaviour.rules import PATTERNS_FILE, Rule, Rules, load_rules, parse_rules, render_rules_markdown
-from lis.analysis.behaviour.settings import DEFAULTS, validate_settings
+from lis.analysis.behaviour.settings import validate_settings
 from lis.analysis.behaviour.shell import parse_command
 from lis.analysis.behaviour.tables import behaviour_tables
 
 __all__ = [
-    "DEFAULTS", "EXCLUDED", "PATTERNS_FILE", "SCHEMA", "EpisodeClassifier", "EpisodeRow", "EpisodeVerdict", "Evidence",
+    "EXCLUDED", "PATTERNS_FILE", "SCHEMA", "EpisodeClassifier", "EpisodeRow", "EpisodeVerdict", "Evidence",
     "Rule", "Rules", "TurnVerdict", "behaviour_report", "behaviour_tables", "classify_episode", "classify_episodes",
     "count_patterns", "episode_rows", "import_official", "import_rl_jsonl", "job_files", "jobs_paths",
     "load_rules", "load_trajectories", "official_files", "parse_command", "parse_rules", "render_rules_markdown",

@@ -12,7 +12,6 @@ from lis.errors import LisError
 from lis.params import pydantic_problem
 
 MODES = ("sandbox", "vanilla", "sandbox_inline")
-DEFAULTS: dict[str, Any] = BehaviourSection().model_dump()  # what an empty settings file gives
 
 
 def validate_settings(given: dict[str, Any] | None, source: str = "settings") -> dict[str, Any]:
@@ -21,7 +20,7 @@ def validate_settings(given: dict[str, Any] | None, source: str = "settings") ->
         s = BehaviourSection.model_validate(dict(given or {}))
     except ValidationError as e:
         raise LisError(f"behaviour {source}: {pydantic_problem(e, '')}",
-                       f"allowed: {', '.join(DEFAULTS)} (`lis params schema` says what each takes)") from None
+                       f"allowed: {', '.join(BehaviourSection.model_fields)} (`lis params schema` says what each takes)") from None
     out = s.model_dump()
     out["rl_pairs"] = [{**p, "label": p["label"] or f"{p['before']} → {p['after']}"} for p in out["rl_pairs"]]
     return out
