@@ -21,6 +21,8 @@ import yaml
 
 from lis.errors import ParamsError
 from lis.util.hashing import canonical_json, hash_obj
+from lis.util.quota import QUOTA_KEYS, quota_problem
+from lis.util.urls import EXAMPLE, base_url_problem
 
 PARAMS_FILE = "params.yaml"
 OVERLAY_DIR = Path("workflow/params")
@@ -195,8 +197,9 @@ class Params:
         return copy.deepcopy(self.data[name])
 
     def settings(self, name: str) -> Any:
-        """The section as its typed model (:mod:`lis.config`): attributes, the defaults filled in."""
-        from lis.config import SECTIONS
+        """The section as its typed model (:mod:`lis.config`): attributes, the defaults filled in, and
+        the checks across keys the schema cannot make (a one-line ParamsError naming the key)."""
+        from lis.config.root import SECTIONS  # lazy: the models cost ~0.3 s; most commands read no section typed
 
         if name not in SECTIONS:
             raise ParamsError(f"params section '{name}' has no model", f"add one to lis/config and {SCHEMA_FILE}")
@@ -287,11 +290,8 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     merged = deep_merge(base, {k: v for k, v in overlay.items() if v})
     merged["profile"] = name
     validate(merged, schema, rel)
-    from lis.config import ParamsModel
-
-    section_model(ParamsModel, merged, "", rel)  # the typed models accept what the schema does
     _check_models(merged, rel)
-    _check_sandbox_limits(merged, f"{pfile.name} + {rel}")
+    _check_sandbox_limits(merged, f"{pfile.name} + {rel}", _defaults(schema, ("sandbox", "limits")))
     _check_jobs(merged, pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
 
@@ -309,8 +309,6 @@ SERVE_VLLM_KEYS = ("model", "tool_call_parser", "reasoning_parser", "tensor_para
 def _check_models(data: dict, source: str) -> None:
     """What the schema cannot say about a ``serve:`` block: only openai entries (servers) have one,
     with a base_url, and a generic ``command`` replaces the vLLM fields rather than joining them."""
-    from lis.util.urls import EXAMPLE, base_url_problem
-
     for name, spec in (data.get("models") or {}).items():
         if isinstance(spec, dict) and spec.get("base_url") is not None:
             problem = base_url_problem(spec["base_url"])
@@ -332,13 +330,17 @@ def _check_models(data: dict, source: str) -> None:
                               f"with {', '.join(both)}", "put those options into the command, or drop command")
 
 
-def _check_sandbox_limits(data: dict, source: str) -> None:
+def _defaults(schema: dict, path: tuple) -> dict:
+    """The defaults the (generated) schema gives the keys of the object at ``path``."""
+    props = _schema_at(schema, path).get("properties", {})
+    return {k: v["default"] for k, v in props.items() if "default" in v}
+
+
+def _check_sandbox_limits(data: dict, source: str, defaults: dict) -> None:
     """The tmpfs quotas are memory: with the reserve for processes they must fit the memory limit,
     or a full disk becomes an out-of-memory kill of the sandbox."""
-    from lis.util.quota import QUOTA_KEYS, quota_problem
-
     limits = (data.get("sandbox") or {}).get("limits") or {}
-    problem = quota_problem(limits)
+    problem = quota_problem(limits, defaults)
     if problem:
         keys = ", ".join(f"sandbox.limits.{k}" for k in QUOTA_KEYS)
         raise ParamsError(f"{source}: sandbox.limits: {problem}",

@@ -1,17 +1,22 @@
 """The sandbox's disk quotas against its memory: the rule params validation applies (lis.params),
 kept here so that reading params does not import the sandbox package (every stage reads params;
-only some run sandboxes). The defaults are the ``sandbox.limits`` model's (lis.config.sandbox)."""
+only some run sandboxes). The defaults are the ``sandbox.limits`` model's (lis.config.sandbox); the
+params loader passes them from the schema it has read (generated from that model), so that reading
+params builds no model."""
 from __future__ import annotations
-
-from lis.config.sandbox import Limits
 
 QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
 
 
-def quota_problem(limits: dict) -> str | None:
+def quota_problem(limits: dict, defaults: dict | None = None) -> str | None:
     """Why these limits (a ``sandbox.limits`` mapping) let the tmpfs quotas plus the reserve for
-    processes exceed the memory limit, or None when they fit (missing keys take the defaults)."""
-    d = {**Limits().model_dump(), **limits}
+    processes exceed the memory limit, or None when they fit (missing keys take ``defaults``, else
+    the model's)."""
+    if defaults is None:
+        from lis.config.sandbox import Limits  # lazy: the params loader passes the schema's defaults instead
+
+        defaults = Limits().model_dump()
+    d = {**defaults, **limits}
     total = sum(int(d[k]) for k in QUOTA_KEYS)
     if total <= int(d["memory_mb"]):
         return None
