@@ -22,6 +22,7 @@ from lis.analysis.behaviour.classify import classify_episode
 from lis.analysis.behaviour.rules import Rules, load_rules
 from lis.errors import LisError
 from lis.util.jsonl import iter_jsonl, read_text
+from lis.analysis.behaviour.official import import_official
 
 CATEGORIES = ("external", "file", "compute")
 
@@ -107,8 +108,6 @@ def _fmt(x: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lis.analysis.behaviour.official import import_official
-
     args = list(sys.argv[1:] if argv is None else argv)
     show_diff = "--diff" in args
     args = [a for a in args if a != "--diff"]
