@@ -1,4 +1,4 @@
-"""BatchEngine on the tiny model: concurrent calls batched into one forward pass per step give what
+"""BatchEngine on the random-init tiny Qwen3 (tests/models/conftest.py: mechanics, no trained weights): concurrent calls batched into one forward pass per step give what
 the one-at-a-time sampler gives; seeds, stop ids, limits, many threads, cancellation, errors.
 
 Float note (measured here): a request alone in the engine, prefilled whole, is bit-identical to
@@ -26,12 +26,12 @@ LP_TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
-def prompts(tiny_model) -> list[list[int]]:
+def prompts(random_model) -> list[list[int]]:
     """Real first turns of six math samples plus three short cuts of them: mixed lengths."""
     from lis.prompts import render_prompts
     from lis.tasks import load_samples
 
-    full = [tiny_model.render(render_prompts(t, "sandbox"), TOOLS) for t in load_samples("math")[:6]]
+    full = [random_model.render(render_prompts(t, "sandbox"), TOOLS) for t in load_samples("math")[:6]]
     return full + [full[0][:7], full[1][:23], full[2][:61]]
 
 
@@ -62,21 +62,25 @@ def assert_same(draw, ref):
     assert max(abs(a - b) for a, b in zip(draw.logprobs, ref.logprobs)) < LP_TOL
 
 
-def test_alone_it_computes_exactly_what_the_sampler_computes(tiny_model, prompts):
+def test_alone_it_computes_exactly_what_the_sampler_computes(random_model, prompts):
     # no kept prefix (a prefill split in two rounds differently: the prefix-cache tests below)
-    with BatchEngine(tiny_model.model, tiny_model.stop_ids, prefix_cache_mb=0) as engine:
+    with BatchEngine(random_model.model, random_model.stop_ids, prefix_cache_mb=0) as engine:
         for p in prompts[:3]:
             for kw in ({"temperature": 0}, {"temperature": 0.8, "top_p": 0.9, "top_k": 40, "repetition_penalty": 1.2}):
-                ref = reference(tiny_model.model, p, 24, tiny_model.stop_ids, seed=5, **kw)
+                ref = reference(random_model.model, p, 24, random_model.stop_ids, seed=5, **kw)
                 got = engine.generate(p, 24, seed=5, **kw)
                 assert (got.ids, got.logprobs, got.stopped) == (ref.ids, ref.logprobs, ref.stopped)
 
 
-def test_concurrent_greedy_calls_are_batched_and_equal_the_sampler(tiny_model, prompts):
-    """Nine prompts of 7..270 tokens at once; half end on the model's stop ids, half run to 40 tokens."""
-    stops = [tiny_model.stop_ids if i % 2 else set() for i in range(len(prompts))]
-    refs = [reference(tiny_model.model, p, 40, stops[i], temperature=0) for i, p in enumerate(prompts)]
-    with BatchEngine(tiny_model.model, tiny_model.stop_ids, max_wait_s=0.5) as engine:
+def test_concurrent_greedy_calls_are_batched_and_equal_the_sampler(random_model, prompts):
+    """Nine prompts of 7..680 tokens at once; half end on a stop id, half run to 40 tokens. (A random
+    model does not end its turn: each odd prompt stops on the model's stop ids plus the first id of its greedy
+    draw, from the 25th on, that it has not drawn before.)"""
+    free = [reference(random_model.model, p, 40, temperature=0).ids for p in prompts]
+    stops = [random_model.stop_ids | {next(t for k, t in enumerate(free[i]) if k >= 24 and t not in free[i][:k])}
+             if i % 2 else set() for i in range(len(prompts))]
+    refs = [reference(random_model.model, p, 40, stops[i], temperature=0) for i, p in enumerate(prompts)]
+    with BatchEngine(random_model.model, random_model.stop_ids, max_wait_s=0.5) as engine:
         got = in_threads(lambda i: engine.generate(prompts[i], 40, temperature=0, stop_ids=stops[i]), len(prompts))
         stats = dict(engine.stats)
     for g, r in zip(got, refs):
@@ -86,12 +90,12 @@ def test_concurrent_greedy_calls_are_batched_and_equal_the_sampler(tiny_model, p
     assert any(r.stopped for r in refs) and any(not r.stopped for r in refs)
 
 
-def test_late_requests_join_the_running_batch(tiny_model, prompts):
+def test_late_requests_join_the_running_batch(random_model, prompts):
     """Continuous batching: requests that arrive while others decode join at the next step, both
     longer and shorter than the batch's current width, and leave it when done."""
     early, late = [prompts[6], prompts[7], prompts[1]], [prompts[3], prompts[8], prompts[0]]
-    refs = [reference(tiny_model.model, p, 48, temperature=0) for p in early + late]
-    with BatchEngine(tiny_model.model, set(), max_wait_s=0.5) as engine:
+    refs = [reference(random_model.model, p, 48, temperature=0) for p in early + late]
+    with BatchEngine(random_model.model, set(), max_wait_s=0.5) as engine:
         results: list = [None] * 6
 
         def run(i, p):
@@ -113,10 +117,10 @@ def test_late_requests_join_the_running_batch(tiny_model, prompts):
     assert stats["max_rows"] == 6 and stats["steps"] < 2 * 48
 
 
-def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(tiny_model, prompts):
+def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(random_model, prompts):
     kw = {"temperature": 1.0, "top_p": 0.95, "top_k": 50}
-    refs = [reference(tiny_model.model, prompts[i % 4], 32, seed=100 + i, **kw) for i in range(8)]
-    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2) as engine:
+    refs = [reference(random_model.model, prompts[i % 4], 32, seed=100 + i, **kw) for i in range(8)]
+    with BatchEngine(random_model.model, set(), max_wait_s=0.2) as engine:
         runs = [in_threads(lambda i: engine.generate(prompts[i % 4], 32, seed=100 + i, **kw), 8) for _ in range(2)]
         other = engine.generate(prompts[0], 32, seed=999, **kw)
     for a, b, r in zip(runs[0], runs[1], refs):
@@ -126,69 +130,69 @@ def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(tiny_model
     assert len({tuple(d.ids) for d in runs[0][:4]}) == 4   # same prompt, different seeds
 
 
-def test_a_generator_gives_a_reproducible_sequence_of_calls(tiny_model, prompts):
-    with BatchEngine(tiny_model.model, set()) as engine:
+def test_a_generator_gives_a_reproducible_sequence_of_calls(random_model, prompts):
+    with BatchEngine(random_model.model, set()) as engine:
         draws = [[engine.generate(prompts[0], 16, generator=g).ids for _ in range(3)]
                  for g in (torch.Generator().manual_seed(3), torch.Generator().manual_seed(3))]
     assert draws[0] == draws[1] and draws[0][0] != draws[0][1]
 
 
-def test_a_next_turn_prefills_only_what_was_added_to_its_conversation(tiny_model, prompts):
+def test_a_next_turn_prefills_only_what_was_added_to_its_conversation(random_model, prompts):
     """The prefix cache: turn 2 (turn 1's prompt + its drawn ids + an environment reply) reuses turn 1's
     cache and prefills only the new tokens; it draws what a whole prefill draws (greedy ids equal,
     log-probs within rounding). A longer kept sequence replaces the one it extends; the budget holds;
     off by default (prefix_cache_mb=0); forget_prefixes drops what was kept."""
     reply = prompts[1][-30:]                      # some environment ids
-    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:
+    with BatchEngine(random_model.model, set(), prefix_cache_mb=256) as engine:
         first = engine.generate(prompts[0], 20, temperature=0)
         second_prompt = prompts[0] + first.ids + reply
         second = engine.generate(second_prompt, 20, temperature=0)
         stats = dict(engine.stats)
         store = engine._prefixes
         kept = store.keys()
-    assert_same(second, reference(tiny_model.model, second_prompt, 20, temperature=0))
+    assert_same(second, reference(random_model.model, second_prompt, 20, temperature=0))
     assert stats["prefix_hits"] == 1 and stats["prefix_tokens"] == len(prompts[0]) + 19
     assert stats["prefill_tokens"] == len(prompts[0]) + (len(second_prompt) - len(prompts[0]) - 19)
     assert [len(k) for k in kept] == [len(second_prompt) + len(second.ids) - 1], (len(second_prompt), second.stopped)
     assert kept == [tuple(second_prompt + second.ids[:-1])]   # turn 1's entry was replaced by turn 2's
-    assert second.ids == reference(tiny_model.model, second_prompt, 20, temperature=0).ids
+    assert second.ids == reference(random_model.model, second_prompt, 20, temperature=0).ids
     assert 0 < store.used <= store.budget
 
-    with BatchEngine(tiny_model.model, set()) as engine:   # the default: off
+    with BatchEngine(random_model.model, set()) as engine:   # the default: off
         engine.generate(prompts[0], 20, temperature=0)
         engine.generate(second_prompt, 20, temperature=0)
         assert engine.stats["prefix_hits"] == 0 and len(engine._prefixes) == 0
         assert engine.stats["prefill_tokens"] == len(prompts[0]) + len(second_prompt)
 
-    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:   # weights changed: forgotten
+    with BatchEngine(random_model.model, set(), prefix_cache_mb=256) as engine:   # weights changed: forgotten
         engine.generate(prompts[0], 20, temperature=0)
         engine.forget_prefixes()
         engine.generate(second_prompt, 20, temperature=0)
         assert engine.stats["prefix_hits"] == 0
 
     tiny = 2 * 2 * 2 * 16 * 4 * (len(prompts[0]) + 19) / (1 << 20) * 1.5   # room for about one sequence
-    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=tiny) as engine:
+    with BatchEngine(random_model.model, set(), prefix_cache_mb=tiny) as engine:
         for p in prompts[:3]:
             engine.generate(p, 20, temperature=0)
         assert len(engine._prefixes) == 1 and engine._prefixes.used <= engine._prefixes.budget
 
 
-def test_a_new_episode_reuses_the_system_prompt_it_shares_with_an_earlier_one(tiny_model, prompts):
+def test_a_new_episode_reuses_the_system_prompt_it_shares_with_an_earlier_one(random_model, prompts):
     """Two tasks' first turns share the system prompt and tool schemas: the second prefills only
     from where they differ, and draws what a whole prefill draws."""
     a, b = prompts[0], prompts[1]
     shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
     assert shared > 100
-    with BatchEngine(tiny_model.model, set(), prefix_cache_mb=256) as engine:
+    with BatchEngine(random_model.model, set(), prefix_cache_mb=256) as engine:
         engine.generate(a, 8, temperature=0)
         got = engine.generate(b, 8, temperature=0)
         stats = dict(engine.stats)
     assert stats["prefix_hits"] == 1 and stats["prefix_tokens"] == shared
     assert stats["prefill_tokens"] == len(a) + len(b) - shared
-    assert_same(got, reference(tiny_model.model, b, 8, temperature=0))
+    assert_same(got, reference(random_model.model, b, 8, temperature=0))
 
 
-def test_concurrent_agents_reuse_their_own_turns(tiny_model, prompts):
+def test_concurrent_agents_reuse_their_own_turns(random_model, prompts):
     """Eight conversations of three turns each, at once (a GRPO group): every later turn hits its own
     conversation's cache, and each conversation's draws equal the sampler's on the whole prompt."""
     reply = prompts[2][-25:]
@@ -201,7 +205,7 @@ def test_concurrent_agents_reuse_their_own_turns(tiny_model, prompts):
             prompt = prompt + d.ids + reply
         return draws
 
-    with BatchEngine(tiny_model.model, set(), max_wait_s=0.2, prefix_cache_mb=256) as engine:
+    with BatchEngine(random_model.model, set(), max_wait_s=0.2, prefix_cache_mb=256) as engine:
         got = in_threads(conversation, 8)
         stats = dict(engine.stats)
     # every later turn's prompt hits its conversation's cache (identical prompts admitted together —
@@ -210,15 +214,15 @@ def test_concurrent_agents_reuse_their_own_turns(tiny_model, prompts):
     assert len(later) <= stats["prefix_hits"] <= 24   # at most one per request
     for i, draws in enumerate(got):
         for turn, (prompt, d) in enumerate(draws):
-            ref = reference(tiny_model.model, prompt, 12, seed=1000 * i + turn, temperature=1.0)
+            ref = reference(random_model.model, prompt, 12, seed=1000 * i + turn, temperature=1.0)
             assert_same(d, ref)
 
 
-def test_stop_ids_and_max_new_tokens_are_honoured(tiny_model, prompts):
-    ref = reference(tiny_model.model, prompts[0], 30, temperature=0)
+def test_stop_ids_and_max_new_tokens_are_honoured(random_model, prompts):
+    ref = reference(random_model.model, prompts[0], 30, temperature=0)
     stop = ref.ids[9]
     first = ref.ids.index(stop)
-    with BatchEngine(tiny_model.model, {stop}) as engine:
+    with BatchEngine(random_model.model, {stop}) as engine:
         d = engine.generate(prompts[0], 30, temperature=0)
         assert d.ids == ref.ids[:first + 1] and d.stopped and d.ids[-1] == stop
         d = engine.generate(prompts[0], 30, temperature=0, stop_ids=set())      # per-call override
@@ -231,11 +235,11 @@ def test_stop_ids_and_max_new_tokens_are_honoured(tiny_model, prompts):
     assert [len(g.ids) for g in got] == [5, 12, 19, 26]
 
 
-def test_many_threads_identical_prompts_share_their_prefill(tiny_model, prompts):
+def test_many_threads_identical_prompts_share_their_prefill(random_model, prompts):
     """48 threads, 6 distinct prompts x 8 (GRPO groups), max_batch 16: all answered, each equal to
     its prompt's greedy reference, at most 16 sequences per step, one prefill per group."""
-    refs = [reference(tiny_model.model, p, 20, temperature=0) for p in prompts[:6]]
-    with BatchEngine(tiny_model.model, set(), max_batch=16, max_wait_s=0.2) as engine:
+    refs = [reference(random_model.model, p, 20, temperature=0) for p in prompts[:6]]
+    with BatchEngine(random_model.model, set(), max_batch=16, max_wait_s=0.2) as engine:
         got = in_threads(lambda i: engine.generate(prompts[i // 8], 20, temperature=0), 48)
         stats = dict(engine.stats)
     for i, g in enumerate(got):
@@ -245,19 +249,19 @@ def test_many_threads_identical_prompts_share_their_prefill(tiny_model, prompts)
     assert stats["prefills"] + stats["shared_prefills"] == 48 and stats["shared_prefills"] > 0
 
 
-def test_the_token_budget_caps_the_batch(tiny_model, prompts):
+def test_the_token_budget_caps_the_batch(random_model, prompts):
     p = prompts[0]
     budget = 3 * (len(p) + 20)
-    with BatchEngine(tiny_model.model, set(), max_batch_tokens=budget, max_wait_s=0.2) as engine:
+    with BatchEngine(random_model.model, set(), max_batch_tokens=budget, max_wait_s=0.2) as engine:
         got = in_threads(lambda i: engine.generate(p, 20, seed=i), 8)
         assert all(len(g.ids) == 20 for g in got)
         assert engine.stats["max_rows"] == 3
-    with BatchEngine(tiny_model.model, set(), max_batch_tokens=10) as engine:   # larger than the budget: alone
+    with BatchEngine(random_model.model, set(), max_batch_tokens=10) as engine:   # larger than the budget: alone
         assert len(engine.generate(p, 5, temperature=0).ids) == 5
 
 
-def test_cancellation_interrupts_every_waiting_caller(tiny_model, prompts):
-    engine = BatchEngine(tiny_model.model, set())
+def test_cancellation_interrupts_every_waiting_caller(random_model, prompts):
+    engine = BatchEngine(random_model.model, set())
     try:
         started = time.monotonic()
         results: list = []
@@ -290,8 +294,8 @@ def test_cancellation_interrupts_every_waiting_caller(tiny_model, prompts):
     engine.close()
 
 
-def test_an_error_in_the_model_fails_its_callers_clearly_and_the_engine_goes_on(tiny_model, prompts):
-    model = copy.deepcopy(tiny_model.model)
+def test_an_error_in_the_model_fails_its_callers_clearly_and_the_engine_goes_on(random_model, prompts):
+    model = copy.deepcopy(random_model.model)
     engine = BatchEngine(model, set(), max_batch=3, max_wait_s=5.0)
 
     def broken_decode(module, args, kwargs):
@@ -325,8 +329,8 @@ def test_an_error_in_the_model_fails_its_callers_clearly_and_the_engine_goes_on(
     engine.close()
 
 
-def test_bad_requests_and_a_closed_engine(tiny_model, prompts):
-    engine = BatchEngine(tiny_model.model, set())
+def test_bad_requests_and_a_closed_engine(random_model, prompts):
+    engine = BatchEngine(random_model.model, set())
     for bad, words in (([], "empty prompt"), ([1, 10**7], "outside the vocabulary"), ([-1], "outside")):
         with pytest.raises(ModelError, match=words):
             engine.generate(bad, 4)
@@ -339,23 +343,23 @@ def test_bad_requests_and_a_closed_engine(tiny_model, prompts):
     with pytest.raises(ModelError, match="closed"):
         engine.generate(prompts[0], 4)
     with pytest.raises(ModelError, match="max_batch"):
-        BatchEngine(tiny_model.model, set(), max_batch=0)
+        BatchEngine(random_model.model, set(), max_batch=0)
 
 
-def test_one_request_at_a_time_for_caches_it_cannot_merge(tiny_model, prompts):
-    engine = BatchEngine(tiny_model.model, set())
+def test_one_request_at_a_time_for_caches_it_cannot_merge(random_model, prompts):
+    engine = BatchEngine(random_model.model, set())
     engine.batched = False  # what it does for linear-attention layers
-    refs = [reference(tiny_model.model, p, 12, seed=i, temperature=0.9) for i, p in enumerate(prompts[:3])]
+    refs = [reference(random_model.model, p, 12, seed=i, temperature=0.9) for i, p in enumerate(prompts[:3])]
     got = in_threads(lambda i: engine.generate(prompts[i], 12, seed=i, temperature=0.9), 3)
     assert [g.ids for g in got] == [r.ids for r in refs] and engine.stats["steps"] == 0
     engine.close()
 
 
-def test_an_unused_engine_lets_its_model_go(tiny_model):
+def test_an_unused_engine_lets_its_model_go(random_model):
     import gc
     import weakref
 
-    engine = BatchEngine(copy.deepcopy(tiny_model.model), set())
+    engine = BatchEngine(copy.deepcopy(random_model.model), set())
     thread, ref = engine._thread, weakref.ref(engine)
     del engine
     gc.collect()
@@ -364,11 +368,11 @@ def test_an_unused_engine_lets_its_model_go(tiny_model):
 
 
 # -- LocalHFModel on the engine ---------------------------------------------------------------
-def test_local_model_chat_from_8_threads_equals_sequential_calls(tiny_dir):
+def test_local_model_chat_from_8_threads_equals_sequential_calls(random_dir):
     from lis.prompts import render_prompts
     from lis.tasks import load_samples
 
-    model = LocalHFModel.load(tiny_dir, device="cpu", seed=0)
+    model = LocalHFModel.load(random_dir, device="cpu", seed=0)
     conversations = [render_prompts(t, "sandbox") for t in load_samples("math")[:8]]
     s = Sampling(temperature=0, max_tokens=48)
     sequential = [model.chat(c, TOOLS, s) for c in conversations]
@@ -384,24 +388,24 @@ def test_local_model_chat_from_8_threads_equals_sequential_calls(tiny_dir):
     model.close()
 
 
-def test_generate_ids_resolves_sampling_like_chat(tiny_model, prompt):
-    ids = tiny_model.render(prompt, TOOLS)
-    chat = tiny_model.chat(prompt, TOOLS, Sampling(temperature=0.7, max_tokens=32, seed=4))
-    draw = tiny_model.generate_ids(ids, 32, Sampling(temperature=0.7, seed=4, max_tokens=2))
+def test_generate_ids_resolves_sampling_like_chat(random_model, prompt):
+    ids = random_model.render(prompt, TOOLS)
+    chat = random_model.chat(prompt, TOOLS, Sampling(temperature=0.7, max_tokens=32, seed=4))
+    draw = random_model.generate_ids(ids, 32, Sampling(temperature=0.7, seed=4, max_tokens=2))
     assert (draw.ids, draw.logprobs) == (chat.completion_ids, chat.logprobs)
-    model = copy.deepcopy(tiny_model.model)
+    model = copy.deepcopy(random_model.model)
     model.generation_config.do_sample = False   # the generation config says greedy
-    m = LocalHFModel(model, tiny_model.tokenizer, seed=1, max_context=len(ids) + 5)
+    m = LocalHFModel(model, random_model.tokenizer, seed=1, max_context=len(ids) + 5)
     assert m.generate_ids(ids, 32).ids == sample(model, ids, 5, m.stop_ids, torch.Generator(), temperature=0).ids
     with pytest.raises(ContextLengthError):
-        LocalHFModel(model, tiny_model.tokenizer, max_context=len(ids)).generate_ids(ids, 4)
+        LocalHFModel(model, random_model.tokenizer, max_context=len(ids)).generate_ids(ids, 4)
     m.close()
 
 
-def test_a_params_entry_sets_the_batch_limits(tiny_dir):
+def test_a_params_entry_sets_the_batch_limits(random_dir):
     from lis.models import build_model
 
-    m = build_model("t", {"backend": "local", "model": str(tiny_dir), "device": "cpu", "max_batch": 4,
+    m = build_model("t", {"backend": "local", "model": str(random_dir), "device": "cpu", "max_batch": 4,
                           "max_batch_tokens": 5000})
     assert (m.engine.max_batch, m.engine.max_batch_tokens) == (4, 5000)
     m.close()
