@@ -10,6 +10,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from lis.errors import LisError
+from lis.records import ImageManifestRecord, ManifestRecord, ModelManifestRecord, check
+from lis.util.jsonl import finite, no_constant
+from lis.util.text import safe_value
+
 PACKAGES = ("lis", "torch", "transformers", "trl", "docker", "snakemake", "dvc", "openai", "math-verify")
 
 
@@ -55,14 +60,9 @@ def write_json(path: str | Path, obj: Any) -> Path:
     number that is not finite is written as null (:func:`finite`)."""
     path = Path(path)
     if path.is_dir():
-        from lis.errors import LisError
-
         raise LisError(f"{path} is a folder, not a file", f"give the file to write, e.g. {path / ('out' + (path.suffix or '.json'))}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    from lis.util.jsonl import finite
-    from lis.util.text import safe_value
-
     obj = safe_value(finite(obj))[0]  # strict JSON, always encodable (a lone surrogate from a record: U+FFFD)
     tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
                    encoding="utf-8")
@@ -73,8 +73,6 @@ def write_json(path: str | Path, obj: Any) -> Path:
 def read_json(path: str | Path, expect: type | None = None) -> Any:
     """The JSON in ``path``; LisError (one line naming the file) when it is missing, not a file, not
     UTF-8, not JSON, or (``expect``) not of the expected type, e.g. ``dict`` for a manifest."""
-    from lis.errors import LisError
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -98,8 +96,6 @@ def read_manifest(path: str | Path, record: type | None = None) -> dict[str, Any
     """A manifest.json, read strictly (:func:`read_json`) and validated by ``record`` (a model of
     :mod:`lis.records`; the stage manifest by default): the object as written, every key kept.
     Raises LisError (RecordError naming the field) when it is not one."""
-    from lis.records import ManifestRecord, check
-
     obj = read_json(path, expect=dict)
     check(record or ManifestRecord, obj, where=str(path))
     return obj
@@ -107,16 +103,12 @@ def read_manifest(path: str | Path, record: type | None = None) -> dict[str, Any
 
 def read_image_manifest(path: str | Path) -> dict[str, Any]:
     """data/image/manifest.json, validated (:class:`lis.records.ImageManifestRecord`)."""
-    from lis.records import ImageManifestRecord
-
     return read_manifest(path, ImageManifestRecord)
 
 
 def read_model_manifest(folder: str | Path) -> dict[str, Any]:
     """A model folder's manifest.json, validated (:class:`lis.records.ModelManifestRecord`); ``{}``
     when the folder has none (a model from elsewhere)."""
-    from lis.records import ModelManifestRecord
-
     path = Path(folder) / "manifest.json"
     return read_manifest(path, ModelManifestRecord) if path.is_file() else {}
 
@@ -124,9 +116,6 @@ def read_model_manifest(folder: str | Path) -> dict[str, Any]:
 def parse_json(text: str, where: str, hint: str = "rerun the stage that produces it") -> Any:
     """Strict JSON (NaN and Infinity are not numbers) from ``text``; anything else, nesting too deep
     included, is one LisError naming ``where``."""
-    from lis.errors import LisError
-    from lis.util.jsonl import no_constant
-
     try:
         return json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as e:

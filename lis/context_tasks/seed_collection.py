@@ -28,6 +28,7 @@ from typing import Any
 from lis.context_tasks.records import FREE, LETTERS, MULTIPLE, QA, SINGLE, Context, Document
 from lis.context_tasks.settings import SeedCollection
 from lis.errors import LisError
+from lis.tasks.hub_access import hub_rows
 from lis.util.jsonl import read_jsonl
 
 log = logging.getLogger("lis.context_tasks")
@@ -128,8 +129,6 @@ def load_seed_contexts(sc: SeedCollection, root: Path, seed: int = 0) -> list[Co
         batches.append(("rows", read_rows(root / sc.path)))
         where = sc.path
     else:
-        from lis.tasks.hub_access import hub_rows
-
         if not sc.revision:
             log.warning("%s: no revision pinned (tasks.context.seed_collection.revision is null): reading its current "
                         "main", sc.dataset)

@@ -19,9 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from lis.context_tasks.construct import construct_tasks
+from lis.context_tasks.generate import generate_contexts
+from lis.context_tasks.seed_collection import load_seed_contexts
 from lis.context_tasks.settings import ContextSettings, settings_from
 from lis.context_tasks.splits import split_contexts, split_tasks
 from lis.errors import LisError
+from lis.tasks import load_hub
+from lis.tasks.hub_access import recording_commits
+from lis.tasks.instruct_pretrain import PAPER_DATASET, TRAIN_CONFIG
 from lis.tasks.schema import Task
 
 
@@ -35,11 +40,7 @@ class Splits:
 
 def _contexts(s: ContextSettings, root: Path):
     if s.source == "generated":
-        from lis.context_tasks.generate import generate_contexts
-
         return generate_contexts(s), {"generator": "lis.context_tasks.generate"}
-    from lis.context_tasks.seed_collection import load_seed_contexts
-
     sc = s.seed_collection
     return load_seed_contexts(sc, root, s.seed), {"seed_collection": {"dataset": None if sc.path else sc.dataset,
                                                                       "configs": None if sc.path else list(sc.configs),
@@ -50,10 +51,6 @@ def build_splits(s: ContextSettings, root: Path) -> Splits:
     """Train and held-out tasks from ``s.source`` (disjoint by context). Raises LisError when the
     source cannot be read (an unreachable hub names the dataset and the offline way out)."""
     if s.source == "paper":
-        from lis.tasks import load_hub
-        from lis.tasks.hub_access import recording_commits
-        from lis.tasks.instruct_pretrain import PAPER_DATASET, TRAIN_CONFIG
-
         with recording_commits() as commits:
             tasks = load_hub("instruct_pretrain", s.paper_revision, config=TRAIN_CONFIG)
         for t in tasks:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling, Usage
+from lis.models.lockstep import Lockstep
 from lis.util.text import safe_result
 from lis.models.toolcalls import arguments_as_dicts, normalize_tool_calls
 
@@ -131,6 +132,7 @@ class LocalHFModel:
         """The batching engine every generation goes through (started on first use)."""
         with self._engine_lock:
             if self._engine is None:
+                # lazy: loads torch (batch_engine imports it); this module is imported without torch
                 from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_PREFIX_CACHE_MB, BatchEngine
 
                 self._engine = BatchEngine(
@@ -166,8 +168,6 @@ class LocalHFModel:
         the engine goes behind a :class:`~lis.models.lockstep.Lockstep` of ``slots`` slots, and every
         generation must come from a thread inside ``with step.slot(i)``. ModelError when the engine
         cannot queue a round in one go (a vLLM server)."""
-        from lis.models.lockstep import Lockstep
-
         inner = self.engine
         step = Lockstep(inner, slots, name=self.name)
         with self._engine_lock:

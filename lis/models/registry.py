@@ -18,6 +18,8 @@ from pydantic import ValidationError
 
 from lis.config.models import SamplingSpec
 from lis.models.base import ChatModel, ModelError, Sampling
+from lis.models.local_hf import LocalHFModel
+from lis.models.scripted import ScriptedModel
 from lis.params import pydantic_problem
 
 BACKENDS = ("openai", "local", "scripted")
@@ -56,6 +58,7 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                          f"a {backend} entry takes {', '.join(sorted(allowed))}")
     sampling = sampling_from(name, spec.get("sampling"))
     if backend == "openai":
+        # lazy: loads the openai SDK (~1.5 s); the registry is imported by light paths (lis --help)
         from lis.models.openai_compat import MAX_REPLY_BYTES, OpenAIChatModel
 
         return OpenAIChatModel(name, model=spec.get("model"), base_url=spec.get("base_url"),
@@ -65,11 +68,7 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                                backoff_s=float(spec.get("backoff_s", 1.0)),
                                max_reply_bytes=int(spec.get("max_reply_bytes", MAX_REPLY_BYTES)))
     if backend == "scripted":
-        from lis.models.scripted import ScriptedModel
-
         return ScriptedModel(list(spec.get("replies") or []), name=name)
-    from lis.models.local_hf import LocalHFModel
-
     path = spec.get("path") or spec.get("model")
     if not path:
         raise ModelError(f"models.{name}: a local model needs `model` (or `path`): its folder",

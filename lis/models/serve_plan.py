@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from lis.config.models import ServeSpec
 from lis.models.base import ModelError
 from lis.params import pydantic_problem
+from lis.util import server_process
 
 VLLM_KEYS = {"model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
              "enable_prefix_caching", "host", "port", "extra_args"}
@@ -139,8 +140,6 @@ def serving(models: dict[str, dict[str, Any]], names: Iterable[str | None], root
     """Bring up the servers of the named entries that say ``serve.auto: true`` (each at most once
     per process), yield them, and release them (stopping those this process is the last user of)
     when the block ends however it ends. Entries without serve.auto are left alone."""
-    from lis.util import server_process
-
     root = Path(root or ".")
     plans = []
     for name in dict.fromkeys(n for n in names if n):

@@ -24,7 +24,7 @@ from lis.report.index import write_index
 from lis.report.inputs import ANALYSIS, IMAGE_MANIFEST
 from lis.report.replicates import replicates_table
 from lis.report.tables import Table, write_table
-from lis.report.viewer import MARKER
+from lis.report.viewer import MARKER, Loaded, parse_capabilities, render_site
 from lis.util.hashing import hash_obj
 from lis.util.progress import at
 
@@ -87,8 +87,6 @@ def _figure1_grid(ctx: Context) -> tuple[list[dict[str, Any]], list[str], list[s
 def _viewer(ctx: Context, out: Path) -> str:
     """Every job's episodes as static pages (lis view) under out/trajectories, with each turn's
     capabilities from the behaviour stage; the tables' accuracy cells link to the job pages."""
-    from lis.report.viewer import Loaded, parse_capabilities, render_site
-
     records, sources = [], []
     for j in ctx.inputs.jobs:
         records += ctx.records(j.model, j.domain, j.mode)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.report.figures import _style
+from lis.util.stats import t_interval
 
 KEYS = ("step", "reward_mean", "task_ids", "episodes_sha256")
 
@@ -42,8 +44,6 @@ def _num(x: Any) -> float | None:
 
 def compare_runs(logs: dict[str, Path], out: Path) -> dict[str, Any]:
     """Pair two runs' logs by step; write ``out``.png/.pdf; return the summary (see the module doc)."""
-    from lis.util.stats import t_interval
-
     if len(logs) != 2:
         raise LisError(f"compare takes two runs (got {len(logs)})", "give two train_log.csv files")
     (name_a, path_a), (name_b, path_b) = logs.items()
@@ -71,8 +71,6 @@ def compare_runs(logs: dict[str, Path], out: Path) -> dict[str, Any]:
 
 def _figure(name_a: str, name_b: str, a: dict, b: dict, both: list[int], paired: list[int], first_diff: int | None,
             out: Path) -> None:
-    from lis.report.figures import _style
-
     with _style() as (plt, sns):
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.6), sharex=True, layout="constrained",
                                           height_ratios=(2, 1))

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lis.manifest import read_json
+from lis.records import MetricsRecord, RecordError, check
+
 DOMAIN_ORDER = ["math", "physics", "chem", "biomed", "long_context", "instruct_follow"]
 DOMAIN_TITLES = {"math": "Math", "physics": "Physics", "chem": "Chemistry", "biomed": "Biomedicine",
                  "long_context": "Long-Context", "instruct_follow": "Instruction Following"}
@@ -13,10 +16,6 @@ DOMAIN_TITLES = {"math": "Math", "physics": "Physics", "chem": "Chemistry", "bio
 def load_metrics(root: Path) -> list[dict[str, Any]]:
     """The metrics.json of every job under ``root`` (<model>/<domain>/<mode>/); LisError naming the
     file when one is not a job's metrics (not JSON, or without its model, domain, mode and numbers)."""
-    from lis.manifest import read_json
-
-    from lis.records import MetricsRecord, RecordError, check
-
     out = []
     for p in sorted(Path(root).glob("*/*/*/metrics.json")):
         m = read_json(p, expect=dict)

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.models.registry import build_model
 
 MODELS_HINT = "add an entry under models: in params.yaml"
 
@@ -25,6 +26,4 @@ def model_spec(params, name: str, *, hint: str = MODELS_HINT) -> dict[str, Any]:
 def chat_model(params, name: str):
     """The ChatModel of the models entry ``name`` (:func:`model_spec`, then
     :func:`lis.models.registry.build_model`). Raises LisError / ModelError."""
-    from lis.models.registry import build_model
-
     return build_model(name, model_spec(params, name))

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from lis import layout
+from lis.manifest import read_image_manifest
 from lis.sandbox.base import SandboxConfig
+from lis.sandbox.factory import config_from_params
 
-BUILT_IMAGE_MANIFEST = "data/image/manifest.json"  # under the project root: what `lis image build` wrote
+BUILT_IMAGE_MANIFEST = layout.IMAGE_MANIFEST  # under the project root: what `lis image build` wrote
 
 
 def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None = None, backend: str | None = None,
@@ -18,15 +21,11 @@ def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None
     bwrap | auto, checked). ``image_manifest``: the image stage's manifest (None: the tag the image
     params give); ``built_image``: with no manifest given and a docker backend, the project's
     ``data/image/manifest.json`` when it exists. Raises LisError."""
-    from lis.sandbox.factory import config_from_params
-
     section = params.section("sandbox")
     section.update({k: v for k, v in (overrides or {}).items() if v})
     if built_image and image_manifest is None and section["backend"] == "docker":
         path = params.root / BUILT_IMAGE_MANIFEST
         if path.exists():
-            from lis.manifest import read_image_manifest
-
             image_manifest = read_image_manifest(path)
     return config_from_params(section, params.section("image"), run_id=run_id, image_manifest=image_manifest,
                               backend=backend)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from lis.sandbox.cleanup import orphaned as gone
+from lis.sandbox.engine import connect
 from lis.sandbox.labels import MANAGED
 from lis.serve.settings import RUN_PREFIX
 
@@ -36,15 +38,11 @@ def orphaned(labels: dict[str, str], own_run: str, now: float | None = None) -> 
     run = labels.get("lis.run", "")
     if not run.startswith(RUN_PREFIX) or run == own_run:
         return False
-    from lis.sandbox.cleanup import orphaned as gone  # any label value: never raises
-
-    return gone(labels, now)
+    return gone(labels, now)  # any label value: never raises
 
 
 def sweep_earlier(engines: list[str | None], own_run: str) -> list[str]:
     """Remove the orphaned sandboxes of earlier server runs; return their names."""
-    from lis.sandbox.engine import connect
-
     removed = []
     for url in engines or [None]:
         client = connect(url)
@@ -59,8 +57,6 @@ def sweep_earlier(engines: list[str | None], own_run: str) -> list[str]:
 
 def sweep_own(engines: list[str | None], own_run: str) -> list[str]:
     """Remove every sandbox labelled with this server run's id (shutdown)."""
-    from lis.sandbox.engine import connect
-
     removed = []
     for url in engines or [None]:
         try:

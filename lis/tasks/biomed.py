@@ -17,6 +17,7 @@ from typing import Any
 
 from lis.errors import LisError
 from lis.tasks.choices import check_contiguous, parse_answer_choices
+from lis.tasks.hub_access import hub_rows
 from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
 from lis.util.jsonl import read_jsonl
@@ -66,8 +67,6 @@ def load_sample(folder: Path) -> list[Task]:
 
 def load_original(revision: str) -> list[Task]:
     """All of ``TsinghuaC3I/MedXpertQA`` config ``Text``, split ``test`` (2,450 rows) at ``revision``."""
-    from lis.tasks.hub_access import hub_rows
-
     return [from_raw(r) for r in hub_rows(*ORIGINAL, revision)]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from lis.errors import LisError
 from lis.tasks.choices import check_contiguous, parse_dotted_choices
+from lis.tasks.hub_access import hub_rows
 from lis.tasks.rows import require
 from lis.tasks.schema import Task
 
@@ -53,8 +54,6 @@ def from_raw(row: dict[str, Any], task_name: str, n: int) -> Task:
 
 def load_original(revision: str) -> list[Task]:
     """The ChemBench4K test files of ``AI4Chem/ChemBench4K`` at ``revision``, task by task."""
-    from lis.tasks.hub_access import hub_rows
-
     tasks = []
     for name in TASK_FILES:
         rows = hub_rows(ORIGINAL_DATASET, None, "test", revision, data_files={"test": f"test/{name}_benchmark.json"})

@@ -19,8 +19,10 @@ import re
 from types import ModuleType
 
 from lis.errors import LisError
+from lis.tasks import instruct_pretrain as rl
 from lis.tasks.checks import ensure_sane
 from lis.tasks.domains import DOMAINS, EVAL_DOMAINS, PAPER_BENCH, base_domain, module
+from lis.tasks.hub_access import hub_rows, recording_commits
 from lis.tasks.schema import Task
 
 log = logging.getLogger("lis.tasks.hub")
@@ -56,8 +58,6 @@ def collapse_repeats(tasks: list[Task]) -> list[Task]:
 def paper_source(domain: str, config: str | None = None, bench_dataset: str = PAPER_BENCH) -> tuple[str, str, str]:
     """(dataset, config, split) of the paper's rows for ``domain`` (evaluation domains from
     ``bench_dataset``); raises LisError for an unknown config."""
-    from lis.tasks import instruct_pretrain as rl
-
     if domain == rl.DOMAIN:
         cfg = config or rl.TRAIN_CONFIG
         if cfg not in (rl.TRAIN_CONFIG, *rl.MINI_CONFIGS):
@@ -101,8 +101,6 @@ def load_hub(domain: str, revision: str | None, *, dataset: str = "paper", confi
     pinned commit is not the one read, when the domain has no such dataset, or when rows are
     malformed or ids repeat after collapsing repeats.
     """
-    from lis.tasks.hub_access import hub_rows, recording_commits
-
     if dataset not in DATASETS:
         raise LisError(f"unknown hub dataset kind {dataset!r}", f"use one of: {', '.join(DATASETS)}")
     mod = module(domain)
@@ -129,9 +127,7 @@ def paper_tasks(rows: list[dict], source: str, domain: str) -> list[Task]:
     in ``meta["source_domain"]``. Raises LisError when a row is malformed or ids still repeat after
     collapsing identical repeats.
     """
-    from lis.tasks import instruct_pretrain
-
-    tasks = collapse_repeats([instruct_pretrain.from_row(r, domain) for r in rows])
+    tasks = collapse_repeats([rl.from_row(r, domain) for r in rows])
     for t in tasks:
         if base_domain(t.domain) not in DOMAINS:
             t.meta["source_domain"], t.domain = t.domain, domain

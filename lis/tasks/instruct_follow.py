@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.tasks.hub_access import hub_rows
 from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
 from lis.util.jsonl import read_jsonl
@@ -63,8 +64,6 @@ def load_sample(folder: Path) -> list[Task]:
 
 def load_original(revision: str) -> list[Task]:
     """All 300 rows of ``allenai/IFBench_test`` at ``revision``."""
-    from lis.tasks.hub_access import hub_rows
-
     return [from_raw(r) for r in hub_rows(*ORIGINAL, revision)]
 
 

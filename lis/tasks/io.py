@@ -17,8 +17,6 @@ def write_tasks(path: str | Path, tasks: list[Task]) -> Path:
     ensure_unique_ids(tasks, str(path))
     path = Path(path)
     if path.is_dir():
-        from lis.errors import LisError
-
         raise LisError(f"{path} is a folder, not a file", f"give the file to write, e.g. {path / ('out' + (path.suffix or '.json'))}")
     write_jsonl(path, (t.to_dict() for t in tasks), default=None)
     return path

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lis.errors import LisError
+from lis.tasks.hub_access import hub_file
 from lis.tasks.rows import read_csv, require, split_list
 from lis.tasks.schema import Task
 
@@ -87,8 +88,6 @@ def load_sample(folder: Path) -> list[Task]:
 
 def load_original(revision: str) -> list[Task]:
     """The 100 AA-LCR questions and their documents from ``ArtificialAnalysis/AA-LCR`` at ``revision``."""
-    from lis.tasks.hub_access import hub_file
-
     rows = read_csv(hub_file(ORIGINAL_DATASET, ORIGINAL_CSV, revision))
     with zipfile.ZipFile(hub_file(ORIGINAL_DATASET, ORIGINAL_ZIP, revision)) as archive:
         reader = zip_reader(archive)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.tasks.hub_access import hub_rows
 from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
 from lis.util.jsonl import read_jsonl
@@ -52,6 +53,4 @@ def enrich_paper(task: Task) -> Task:
 
 def load_original(revision: str) -> list[Task]:
     """The 30 problems of ``math-ai/aime25`` (split ``test``) at ``revision``."""
-    from lis.tasks.hub_access import hub_rows
-
     return [from_raw(r) for r in hub_rows(*ORIGINAL, revision)]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.tasks.hub_access import hub_rows
 from lis.tasks.rows import SAMPLES_HINT, require
 from lis.tasks.schema import Task
 from lis.util.jsonl import read_jsonl
@@ -126,8 +127,6 @@ def load_sample(folder: Path) -> list[Task]:
 
 def load_original(revision: str) -> list[Task]:
     """Every English row of ``UGPhysics/ugphysics`` (13 subject configs, split ``en``) at ``revision``."""
-    from lis.tasks.hub_access import hub_rows
-
     tasks = []
     for subject in SUBJECTS:
         rows = hub_rows(ORIGINAL_DATASET, subject, ORIGINAL_SPLIT, revision)

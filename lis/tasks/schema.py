@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from lis.records import RecordError, TaskRecord, check
+
 
 @dataclass
 class Task:
@@ -25,8 +27,6 @@ class Task:
         would leave /testbed/documents raises :class:`lis.records.RecordError` naming ``where`` and the
         field."""
         import json
-
-        from lis.records import RecordError, TaskRecord, check
 
         if not isinstance(d, dict):
             raise RecordError(f"{where}: not a JSON object ({type(d).__name__})")

@@ -4,6 +4,8 @@ from __future__ import annotations
 import logging
 import time
 
+from lis.util.log import console
+
 log = logging.getLogger("lis.progress")
 _where: list[str] = []  # how far the long work of this process got (what "interrupted at ..." names)
 
@@ -19,8 +21,6 @@ def where() -> str | None:
 
 class Progress:
     def __init__(self, name: str, total: int, done: int = 0, fields: tuple[str, ...] = ()):
-        from lis.util.log import console
-
         self.name, self.total, self.done = name, total, done
         self.t0 = time.monotonic()
         self.start_done = done

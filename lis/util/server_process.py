@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lis.errors import LisError
+from lis.util import cancel
 
 log = logging.getLogger(__name__)
 
@@ -201,8 +202,6 @@ def ensure(name: str, command: Sequence[str], health_url: str, *, state_dir: Pat
 
 
 def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | None) -> None:
-    from lis.util import cancel
-
     if not srv.command:
         raise LisError(f"model server {srv.name}: nothing answers {srv.health_url} and there is no command to start",
                        "start the server yourself or give the models entry a serve: block")
@@ -278,8 +277,6 @@ def _chain_signal_handlers() -> None:
         prev = signal.getsignal(sig)
 
         def handler(signum, frame, prev=prev):
-            from lis.util import cancel
-
             if cancel.requested() or not callable(prev):  # a second signal, or nothing to unwind us
                 release_all()
             if callable(prev):

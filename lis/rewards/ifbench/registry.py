@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lis.errors import LisError
+from lis.rewards.ifbench import checks  # noqa: F401  (fills REGISTRY)
 
 Check = Callable[..., bool]
 REGISTRY: dict[str, Check] = {}
@@ -45,8 +46,6 @@ def build_check(instruction_id: str, kwargs: dict[str, Any] | None, prompt: str 
 
     Raises :class:`IFBenchError` for an unknown id or a missing required kwarg.
     """
-    from lis.rewards.ifbench import checks  # noqa: F401  (fills REGISTRY)
-
     fn = REGISTRY.get(instruction_id)
     if fn is None:
         raise IFBenchError(f"unknown IFBench instruction id {instruction_id!r}",

@@ -13,6 +13,8 @@ import string
 import threading
 from functools import lru_cache
 
+from lis.rewards.ifbench.data import TAGGER_DIR, default_root, ensure_ifbench_data
+
 PUNCT = string.punctuation
 _STRIP = PUNCT + " "
 _NO_PUNCT = str.maketrans("", "", PUNCT)
@@ -85,8 +87,6 @@ def _nltk():
     if not _ready:
         with _ready_lock:
             if not _ready:
-                from lis.rewards.ifbench.data import ensure_ifbench_data
-
                 ensure_ifbench_data()
                 _ready = True
     return nltk
@@ -107,8 +107,6 @@ def stopwords() -> frozenset[str]:
 def _tagger():
     _nltk()  # makes sure the data (tagger included) is installed
     from nltk.tag.perceptron import PerceptronTagger
-
-    from lis.rewards.ifbench.data import TAGGER_DIR, default_root
 
     base = default_root() / TAGGER_DIR
     tagger = PerceptronTagger(load=False)
