@@ -1,5 +1,6 @@
 """BatchEngine on the random-init tiny Qwen3 (tests/models/conftest.py: mechanics, no trained weights):
-concurrent calls batched into one forward pass per step give what the one-at-a-time sampler gives; seeds, stop ids, limits, many threads, cancellation, errors.
+concurrent calls batched into one forward pass per step give what the one-at-a-time sampler gives;
+seeds, stop ids, limits, many threads, cancellation, errors.
 
 Float note (measured here): a request alone in the engine, prefilled whole, is bit-identical to
 lis.models.sampler.sample; after a cached prefix, or in a batch, the matrix products have more rows, so CPU BLAS rounds
