@@ -1,4 +1,5 @@
-"""OpenAIChatModel against a real ``transformers serve`` of the tiny model (offline, CPU)."""
+"""OpenAIChatModel against a real ``transformers serve`` (offline, CPU): of the trained tiny agent for its
+tool calls, of the random-init tiny Qwen3 for the API's refusals."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,14 @@ from tests.serving import transformers_serve
 def served_tiny(tiny_dir, tmp_path_factory):
     """``transformers serve DIR`` on a free port (HF_HUB_OFFLINE=1), stopped after the module's tests."""
     with transformers_serve(tiny_dir, tmp_path_factory.mktemp("serve")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def served_random(random_dir, tmp_path_factory):
+    """``transformers serve`` of the random-init tiny Qwen3 (tests/models/conftest.py): for the tests of the
+    server's API, which need no trained weights (no Docker, no training)."""
+    with transformers_serve(random_dir, tmp_path_factory.mktemp("serve-random")) as url:
         yield url
 
 
@@ -79,9 +88,9 @@ def test_sampled_turns_are_mostly_valid_tool_calls(served_tiny, tiny_dir):
     assert valid >= 0.6 * len(turns), f"{valid}/{len(turns)}"
 
 
-def test_unsupported_sampling_field_is_a_clear_error(served_tiny, tiny_dir, prompt):
+def test_unsupported_sampling_field_is_a_clear_error(served_random, random_dir, prompt):
     """transformers serve refuses top_k (vLLM takes it): one line, not retried, naming the field."""
-    m = OpenAIChatModel("tiny-served", model=str(tiny_dir), base_url=served_tiny, timeout_s=60, max_retries=3)
+    m = OpenAIChatModel("random-served", model=str(random_dir), base_url=served_random, timeout_s=60, max_retries=3)
     with pytest.raises(ModelError) as err:
         m.chat(prompt, tools=TOOLS, sampling=Sampling(top_k=20, max_tokens=8))
     assert "HTTP 422" in str(err.value) and "top_k" in str(err.value)

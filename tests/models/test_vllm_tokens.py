@@ -1,6 +1,7 @@
 """VLLMTokenEngine over real HTTP against ChatServer's vLLM-format ``/v1/completions`` (the random-init
-tiny Qwen3 of tests/models/conftest.py behind it, batched by its engine: mechanics, no trained weights). Not verified here: a real vLLM server (no GPU,
-no vLLM on this machine); the request and answer fields follow vLLM's protocol (see lis/models/vllm_tokens.py)."""
+tiny Qwen3 of tests/models/conftest.py behind it, batched by its engine: mechanics, no trained weights).
+Not verified here: a real vLLM server (no GPU, no vLLM on this machine); the request and answer fields
+follow vLLM's protocol (see lis/models/vllm_tokens.py)."""
 from __future__ import annotations
 
 import json
