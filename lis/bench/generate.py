@@ -20,17 +20,16 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from lis.agent.tools.schemas import TOOLS
 from lis.models.batch_engine import DEFAULT_MAX_BATCH_TOKENS, BatchEngine
 from lis.models.local_hf import LocalHFModel
 from lis.models.sampler import Draw, sample
+from lis.prompts import render_prompts
+from lis.tasks import load_samples
 
 
 def bench_prompts(model: LocalHFModel, n: int, group: bool = False) -> list[list[int]]:
     """``n`` prompt-id lists: the math samples' first turns (cycled), or the first one ``n`` times."""
-    from lis.agent.tools.schemas import TOOLS
-    from lis.prompts import render_prompts
-    from lis.tasks import load_samples
-
     tasks = load_samples("math")
     chosen = [tasks[0]] * n if group else [tasks[i % len(tasks)] for i in range(n)]
     return [model.render(render_prompts(t, "sandbox"), TOOLS) for t in chosen]

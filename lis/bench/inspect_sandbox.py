@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 from lis.bench.sandbox import _ms
+from lis.inspect.config import LisSandboxConfig, sandbox_config
 
 INPUT = "x" * 1024
 
@@ -71,8 +72,6 @@ def bench_inspect(backend: str | None, samples: int, calls: int, docker: bool = 
                   progress: Callable[[str], None] = lambda s: None) -> dict:
     import anyio
 
-    from lis.inspect.config import LisSandboxConfig
-
     lis_cfg = LisSandboxConfig(backend=backend, warm=0)  # type: ignore[arg-type]
     out: dict[str, Any] = {"samples": samples, "calls": calls, "providers": {}}
 
@@ -87,8 +86,6 @@ def bench_inspect(backend: str | None, samples: int, calls: int, docker: bool = 
             out["docker"] = "skipped: " + ("--no-docker" if not docker else "no `docker compose` v2 here")
 
     anyio.run(main)
-    from lis.inspect.config import sandbox_config
-
     out["lis_backend"] = sandbox_config(lis_cfg, "probe")[0].backend
     p = out["providers"]
     keys = ("sample_init", "exec_true", "exec_cat_1kib")

@@ -21,6 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
+from lis.agent.episode import run_task
+from lis.inspect.settings import load_params
+from lis.models.scripted import ScriptedModel, assistant, tool_call
+from lis.rewards import score
+from lis.runtime import agent_config, sandbox_config
+from lis.sandbox.pool import SandboxPool
+
 COMMAND = "ls /testbed/documents 2>/dev/null | head -5; printf '%s' '\\boxed{0}' > /testbed/answer.txt"
 ANSWER = "\\boxed{0}"
 
@@ -41,8 +48,6 @@ def policy(messages, tools, tool_choice, config):
 
 
 def _scripted(mode: str):
-    from lis.models.scripted import ScriptedModel, assistant, tool_call
-
     if mode == "vanilla":
         return ScriptedModel([ANSWER])
     return ScriptedModel([assistant(None, tool_call("execute_bash", {"command": COMMAND}, "b0")),
@@ -66,11 +71,6 @@ def _inspect(name: str, mode: str, samples: int, profile: str | None, tasks_file
 
 
 def _lis(tasks: list, mode: str, params) -> dict:
-    from lis.agent.episode import run_task
-    from lis.rewards import score
-    from lis.runtime import agent_config, sandbox_config
-    from lis.sandbox.pool import SandboxPool
-
     def one(task):
         rec = run_task(task, _scripted(mode), mode, agent_config(params, domain=task.domain, sandbox=box), pool=pool)
         score(task, rec.answer, mode=mode, ifbench_variant=params.section("scoring")["ifbench_variants"])
@@ -97,8 +97,9 @@ def _lis(tasks: list, mode: str, params) -> dict:
 def run(names: list[str], modes: list[str], samples: int, profile: str | None, tasks_files: dict[str, str],
         progress: Callable[[str], None] = lambda _: None) -> dict:
     """Both ways for every task and mode (a mode a task has not is skipped); see the module doc."""
+    # lazy: optional dependency (inspect-ai, the `inspect` extra)
     from lis.inspect.dataset import load_task_set
-    from lis.inspect.settings import load_params
+    # lazy: optional dependency (inspect-ai, the `inspect` extra)
     from lis.inspect.tasks import DOMAINS, INLINE_DOMAINS
 
     params = load_params(None, profile)

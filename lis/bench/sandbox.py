@@ -10,6 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
 from lis.bench.memory import measure_memory
 from lis.errors import LisError
 from lis.sandbox.base import SandboxConfig
@@ -56,8 +57,6 @@ def _timed(fn: Callable[[], Any], n: int) -> list[float]:
 def bench_sandbox(config: SandboxConfig, *, n_echo: int = 200, n_starts: int = 5, concurrent: int = 64,
                   commands: int = 20, warm: int = 4, n_memory: int = 3,
                   progress: Callable[[str], None] = lambda s: None) -> dict:
-    from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
-
     check_counts(n_echo=n_echo, n_starts=n_starts, concurrent=concurrent, commands=commands, warm=warm,
                  n_memory=n_memory)
     res: dict[str, Any] = {"backend": config.backend, "image": config.image or config.rootfs}

@@ -25,8 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
+from lis.agent.episode import run_task
+from lis.agent.loop import AgentConfig
 from lis.models.base import ChatResult, Usage
 from lis.models.scripted import tool_call
+from lis.models.server import ChatServer
+from lis.sandbox.engine import connect
+from lis.sandbox.pool import SandboxPool
+from lis.tasks.schema import Task
 
 TOKEN = re.compile(r"token ([0-9a-f]{12})")
 
@@ -67,8 +73,6 @@ def _free_port() -> int:
 
 
 def _containers(run_label: str) -> list[str]:
-    from lis.sandbox.engine import connect
-
     return [c["Id"][:12] for c in connect().api.containers(all=True, filters={"label": [f"lis.run={run_label}"]})]
 
 
@@ -157,11 +161,8 @@ def _fire(base_url: str, key: str, served: str, n: int, concurrent: int, timeout
 
 def _baseline(upstream_url: str, config, n: int, concurrent: int, profile_args: dict) -> dict[str, Any]:
     """The same episodes in-process: run_task on a pool of ``concurrent`` sandboxes, the same upstream."""
-    from lis.agent.episode import run_task
-    from lis.agent.loop import AgentConfig
+    # lazy: loads the openai SDK (~1.5 s); importing this module does not
     from lis.models.openai_compat import OpenAIChatModel
-    from lis.sandbox.pool import SandboxPool
-    from lis.tasks.schema import Task
 
     model = OpenAIChatModel("replay", model="replay", base_url=upstream_url, api_key_env="LIS_BENCH_NO_KEY",
                             max_retries=0)
@@ -193,8 +194,6 @@ def bench_serve(workdir: Path, *, requests: int = 64, concurrent: int = 64, max_
                 progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Run the load test; return one JSON-able dict. ``upstream_model`` (a models entry or a model folder)
     replaces the replay upstream; ``sandbox_config`` (the server's sandbox settings) is for the baseline."""
-    from lis.models.server import ChatServer
-
     workdir.mkdir(parents=True, exist_ok=True)
     res: dict[str, Any] = {"requests": requests, "concurrent": concurrent, "server_max_concurrent": max_concurrent,
                            "upstream": upstream_model or "replay (lis.models.ChatServer, one turn per episode)",

@@ -39,9 +39,13 @@ from lis.analysis.efficiency_tokens import INFRA_TERMINATIONS, episode_efficienc
 from lis.config.analysis import ThroughputSection
 from lis.errors import LisError
 from lis.models.base import ChatModel
+from lis.models.registry import build_model
+from lis.models.server import ChatServer
 from lis.params import section_model
 from lis.runtime import episode_seed
+from lis.sandbox import registry
 from lis.sandbox.base import SandboxConfig
+from lis.sandbox.pool import SandboxPool
 from lis.tasks.schema import Task
 from lis.util import cancel
 
@@ -127,8 +131,6 @@ def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tupl
     (local, scripted) is, with ``serve: http``, served by our ChatServer on a free loopback port and
     called through the OpenAI client — the path a vLLM endpoint takes (HTTP, JSON, the server's
     reported usage) — or, with ``serve: direct``, called in-process."""
-    from lis.models.registry import build_model
-
     backend = spec.get("backend")
     if backend == "openai":
         yield build_model(name, spec), {"name": name, "backend": backend, "endpoint": spec.get("base_url"),
@@ -138,8 +140,8 @@ def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tupl
     if serve == "direct":
         yield inner, {"name": name, "backend": backend, "endpoint": "in-process"}
         return
+    # lazy: loads the openai SDK (~1.5 s); importing this module does not
     from lis.models.openai_compat import OpenAIChatModel
-    from lis.models.server import ChatServer
 
     with ChatServer(inner) as srv:
         client = OpenAIChatModel(name, model=name, base_url=srv.base_url, api_key="EMPTY", timeout_s=3600,
@@ -149,9 +151,6 @@ def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tupl
 
 def _run_once(model: ChatModel, tasks: list[Task], mode: str, repeat: int, position: int, s: ThroughputSettings,
               cfg_for: Callable[[str, str], AgentConfig], sandbox: SandboxConfig | None) -> dict[str, Any]:
-    from lis.sandbox import registry
-    from lis.sandbox.pool import SandboxPool
-
     pool = None
     if mode != "vanilla":
         if sandbox is None:

@@ -6,8 +6,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import lis.prompts
 from lis.agent.loop import AgentConfig
 from lis.errors import LisError
+from lis.models.registry import fingerprint
 from lis.runtime import model_spec
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj, hash_tree
@@ -58,8 +60,6 @@ def repeats_for(params, domain: str) -> int:
 
 
 def prompts_hash() -> str:
-    import lis.prompts
-
     return hash_tree(Path(lis.prompts.__file__).parent / "templates")
 
 
@@ -87,8 +87,6 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
         sb = {"backend": sandbox_config.backend, "image": sandbox_config.image or sandbox_config.rootfs,
               "network": sandbox_config.network, "limits": dataclasses.asdict(sandbox_config.limits),
               "timeout": sandbox_config.command_timeout_s}
-    from lis.models.registry import fingerprint
-
     where = ("path", "model") if spec.get("backend") == "local" else ()  # the weights' hash stands for a folder
     return hash_obj({"job": dataclasses.asdict(job), "model": {k: v for k, v in spec.items() if k not in where},
                      "weights": fingerprint(job.model, spec),

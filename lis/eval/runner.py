@@ -29,9 +29,14 @@ from lis.eval.journal import INFRA, INTERRUPTED, Journal
 from lis.eval.metrics import compute_metrics
 from lis.eval.scoring import Scorer
 from lis.manifest import write_json
+from lis.models.registry import build_model
 from lis.runtime import agent_config, episode_seed, model_spec, sandbox_config
+from lis.sandbox import registry
+from lis.sandbox.pool import SandboxPool
+from lis.tasks.domains import base_domain
 from lis.tasks.schema import Task
 from lis.util import cancel
+from lis.util.log import console
 from lis.util.progress import at as note_progress
 from lis.util.slots import SlotExecutor
 from lis.util.jsonl import iter_jsonl, read_text, write_jsonl
@@ -43,8 +48,6 @@ class _Progress:
     """A rich progress bar on a terminal; a log line every ~5% otherwise (Snakemake/DVC logs)."""
 
     def __init__(self, name: str, total: int, done: int):
-        from lis.util.log import console
-
         self.name, self.total, self.done = name, total, done
         self.rewards: list[float] = []
         self.errors = 0
@@ -92,8 +95,6 @@ def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], l
     a null id, a list as gold, a document name outside /testbed/documents, ...), a second row with an
     id already seen, or (``domain`` given) a task of another domain becomes (id, problem) instead of
     ending the job. Raises LisError only when the file itself is missing or not text."""
-    from lis.tasks.domains import base_domain
-
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
     text = read_text(path, hint="give a JSONL file written by `lis tasks`")
@@ -136,10 +137,6 @@ def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_pa
 
 def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_dir: Path,
                 image_manifest: dict | None, limit: int | None, workers: int | None) -> dict:
-    from lis.models.registry import build_model
-    from lis.sandbox import registry
-    from lis.sandbox.pool import SandboxPool
-
     t0 = time.monotonic()
     tasks, bad_rows = read_task_rows(tasks_path, job.domain)
     if limit is not None:
@@ -284,8 +281,6 @@ def _interrupt(executor: ThreadPoolExecutor | SlotExecutor, pending: set[Future]
                meta_for) -> None:
     """Ctrl-C: start nothing new, remove our sandboxes, give running episodes a moment to stop,
     and record the ones still in flight as interrupted (retried on the next run)."""
-    from lis.sandbox import registry
-
     cancel.request()
     executor.shutdown(wait=False, cancel_futures=True)
     registry.close_all()

@@ -11,7 +11,12 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from lis.agent.trajectory import Trajectory
+from lis.errors import LisError
 from lis.eval.journal import FINISHED, Journal
+from lis.models.registry import fingerprint
+from lis.rewards import score
+from lis.rewards.judge import Judge
+from lis.runtime import chat_model, model_spec
 from lis.tasks.schema import Task
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj
@@ -23,9 +28,6 @@ NOT_SEMANTIC = ("judge_cache",)  # where the judge's replies are cached does not
 
 
 def scoring_hash(params) -> str:
-    from lis.models.registry import fingerprint
-    from lis.runtime import model_spec
-
     sec = {k: v for k, v in params.section("scoring").items() if k not in NOT_SEMANTIC}
     judge = sec.get("judge")
     judge_model = None
@@ -40,9 +42,6 @@ def build_judge(params):
     conf = params.section("scoring")["judge"]
     if not conf:
         return None
-    from lis.rewards.judge import Judge
-    from lis.runtime import chat_model
-
     return Judge(chat_model(params, conf["model"]), repeats=conf.get("repeats", 4),
                  temperature=conf.get("temperature", 0.7), max_tokens=conf.get("max_tokens", 16384),
                  cache_path=params.root / params.section("scoring")["judge_cache"])
@@ -76,9 +75,6 @@ class Scorer:
         if task is None:
             rec.reward, rec.score = None, {"error": f"task {rec.task_id} is not in the task set"}
             return
-        from lis.errors import LisError
-        from lis.rewards import score
-
         try:
             s = score(task, rec.answer, judge=self.judge, mode=rec.mode, ifbench_variant=self.ifbench_variant)
         except LisError as e:

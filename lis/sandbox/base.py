@@ -27,6 +27,7 @@ from pathlib import Path
 
 from lis.errors import LisError
 from lis.config.sandbox import Limits as LimitsSection
+from lis.sandbox import admission, registry
 from lis.util.text import safe_text
 
 log = logging.getLogger(__name__)
@@ -175,8 +176,6 @@ class Sandbox(ABC):
         """Start the sandbox, once the host admits it (:mod:`lis.sandbox.admission`: at most
         ``max_starting`` starting and ``max_starts_per_s`` starts a second on the machine).
         ``admission_wait_s``: the wait for that; ``started_s``: the start itself."""
-        from lis.sandbox import admission, registry
-
         with admission.admit(self.config.max_starting, self.config.max_starts_per_s) as waited:
             self.admission_wait_s = waited
             t0 = time.monotonic()
@@ -218,8 +217,6 @@ class Sandbox(ABC):
         """Destroy the sandbox. Safe to call twice, from any thread and from signal handlers; it does
         not wait for a request in progress (a command can run for its whole timeout: a Ctrl-C that
         waited for it kept `lis eval run` alive for 100 s): that request fails with SandboxError."""
-        from lis.sandbox import registry
-
         with self._close_lock:
             if self._closed:
                 return

@@ -7,6 +7,7 @@ import os
 import socket
 import time
 
+from lis.sandbox.engine import connect
 from lis.sandbox.labels import MANAGED
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,6 @@ def cleanup(run: str | None = None, everything: bool = False, engines: list[str 
             dry_run: bool = False) -> list[str]:
     """Remove what ``find`` selects on each engine; return the names removed (a container that
     another process removed first is not an error)."""
-    from lis.sandbox.engine import connect
-
     removed = []
     for url in engines or [None]:
         client = connect(url)

@@ -7,8 +7,13 @@ from typing import Any
 
 from lis.config.sandbox import SandboxSection
 from lis.errors import LisError
-from lis.params import section_model
+from lis.params import find_root, section_model
+from lis.paths import rootfs_dir
 from lis.sandbox.base import Limits, Sandbox, SandboxConfig
+from lis.sandbox.bwrap_backend import BwrapSandbox, bwrap_problem
+from lis.sandbox.docker_backend import DockerSandbox
+from lis.sandbox.image import expected_tag
+from lis.sandbox.image.spec import ImageSpec
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +42,6 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
     tag = facts.get("tag") or ""
     rootfs = facts.get("rootfs") or ""
     if not tag and sec.backend == "docker":
-        from lis.params import find_root
-        from lis.sandbox.image import expected_tag
-
         tag = expected_tag(image, find_root())
     if not rootfs and sec.backend == "bwrap":
         rootfs = str(_rootfs_for(image))
@@ -54,8 +56,6 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
 def _bwrap_if_it_runs(image: dict[str, Any], image_manifest: dict[str, Any] | None) -> str | None:
     """"bwrap" when bubblewrap can run the image's root filesystem on this machine, else None (with
     a warning naming why)."""
-    from lis.sandbox.bwrap_backend import bwrap_problem
-
     rootfs = Path((image_manifest or {}).get("image", {}).get("rootfs") or _rootfs_for(image))
     problem = bwrap_problem()
     if problem is None and not (rootfs / "usr/bin/python3").exists():
@@ -67,10 +67,6 @@ def _bwrap_if_it_runs(image: dict[str, Any], image_manifest: dict[str, Any] | No
 
 
 def _rootfs_for(image: dict[str, Any]) -> Path:
-    from lis.params import find_root
-    from lis.paths import rootfs_dir
-    from lis.sandbox.image.spec import ImageSpec
-
     spec = ImageSpec.from_params(image, find_root(), "bootstrap")
     return rootfs_dir(spec.content_hash)
 
@@ -78,11 +74,7 @@ def _rootfs_for(image: dict[str, Any]) -> Path:
 def make_sandbox(config: SandboxConfig) -> Sandbox:
     """An unstarted sandbox of ``config.backend`` (use it as a context manager, or call start())."""
     if config.backend == "docker":
-        from lis.sandbox.docker_backend import DockerSandbox
-
         return DockerSandbox(config)
     if config.backend == "bwrap":
-        from lis.sandbox.bwrap_backend import BwrapSandbox
-
         return BwrapSandbox(config)
     raise LisError(f"unknown sandbox backend '{config.backend}'", "set sandbox.backend to docker or bwrap")

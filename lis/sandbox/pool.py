@@ -20,6 +20,7 @@ import time
 from typing import Iterator
 
 from lis.sandbox.base import Sandbox, SandboxConfig, SandboxError
+from lis.sandbox.cleanup import cleanup
 from lis.sandbox.factory import make_sandbox
 from lis.util import cancel
 
@@ -66,8 +67,6 @@ class SandboxPool:
     def _sweep_orphans(self, engines: list[str | None]) -> None:
         """Remove sandboxes whose owner process is gone from this host, or that expired (a run killed
         with SIGKILL could not remove its own): the next pool on the same engines does it."""
-        from lis.sandbox.cleanup import cleanup
-
         try:
             removed = cleanup(engines=engines)
         except Exception as e:  # noqa: BLE001 - an unreachable engine fails loudly at the first start

@@ -7,9 +7,10 @@ import logging
 import time
 from pathlib import Path
 
-from lis.errors import ImageBuildError
-from lis.paths import rootfs_dir
-from lis.sandbox.engine import connect
+from lis.errors import EngineError, ImageBuildError
+from lis.paths import cache_dir, rootfs_dir
+from lis.sandbox.bwrap_backend import bwrap_available
+from lis.sandbox.engine import HINT, connect
 from lis.sandbox.image.bootstrap import build_rootfs, check_can_bootstrap, import_rootfs
 from lis.sandbox.image.dockerfile import build_dockerfile, registry_answers
 from lis.sandbox.image.spec import ImageSpec
@@ -64,8 +65,6 @@ def expected_tag(section: dict, root: Path, client=None) -> str:
 
 
 def _engine_or_none():
-    from lis.errors import EngineError
-
     try:
         return connect(timeout=10)
     except EngineError:
@@ -75,8 +74,6 @@ def _engine_or_none():
 def inspect_rootfs(rootfs: Path, section: dict, timeout: float = 120) -> dict:
     """The PROBE run through bubblewrap over a root filesystem (no Docker needed)."""
     import subprocess
-
-    from lis.sandbox.bwrap_backend import bwrap_available
 
     bwrap = bwrap_available()
     if not bwrap:
@@ -96,9 +93,6 @@ def inspect_rootfs(rootfs: Path, section: dict, timeout: float = 120) -> dict:
 
 def ensure_rootfs_only(section: dict, root: Path, force: bool = False, inspect: bool = True) -> dict:
     """No Docker engine: bootstrap only the root filesystem the bubblewrap backend runs."""
-    from lis.errors import EngineError
-    from lis.sandbox.engine import HINT
-
     if section["build"] == "dockerfile":
         raise EngineError("image.build is dockerfile but no Docker engine answers", HINT)
     spec = ImageSpec.from_params(section, root, "bootstrap")
@@ -207,8 +201,6 @@ def prune_images(section: dict, root: Path, dry_run: bool = False) -> list[str]:
     """Remove lis-built images (label lis.image=true) and kept root filesystems other than the
     current params' ones."""
     import shutil
-
-    from lis.paths import cache_dir
 
     client = connect()
     keep_tag = expected_tag(section, root, client)
