@@ -11,6 +11,13 @@ from importlib import metadata
 from pathlib import Path
 
 from lis.errors import LisError
+from lis.models.serve_plan import plan
+from lis.paths import rootfs_dir
+from lis.sandbox.bwrap_backend import bwrap_problem
+from lis.sandbox.engine import connect, engine_version
+from lis.sandbox.image import expected_tag
+from lis.sandbox.image.spec import ImageSpec
+from lis.util.server_process import healthy
 
 
 @dataclass
@@ -22,8 +29,6 @@ class Check:
 
 
 def check_docker() -> Check:
-    from lis.sandbox.engine import connect, engine_version
-
     try:
         client = connect(timeout=10)
         return Check("docker", True, f"engine {engine_version(client)}")
@@ -32,11 +37,6 @@ def check_docker() -> Check:
 
 
 def check_image(section: dict, root: Path) -> Check:
-    from lis.paths import rootfs_dir
-    from lis.sandbox.engine import connect
-    from lis.sandbox.image import expected_tag
-    from lis.sandbox.image.spec import ImageSpec
-
     try:
         client = connect(timeout=10)
     except LisError:
@@ -129,8 +129,6 @@ def check_hf_hub(timeout: float = 5) -> Check:
 
 def check_bubblewrap() -> Check:
     """bwrap installed and able to make the namespaces the bubblewrap backend asks for (a real run)."""
-    from lis.sandbox.bwrap_backend import bwrap_problem
-
     path = shutil.which("bwrap")
     if not path:
         return Check("bubblewrap", False, "bwrap not installed", "apt-get install bubblewrap")
@@ -198,9 +196,6 @@ def served_in_use(params) -> list[str]:
 def check_served(params) -> Check:
     """Each served entry in use answers its health URL, or will be started (serve.auto) by a program
     that is installed here."""
-    from lis.models.serve_plan import plan
-    from lis.util.server_process import healthy
-
     names = served_in_use(params)
     if not names:
         return Check("served", True, "no served model in use (jobs.models, scoring.judge, throughput.model)")

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import logging
 
+from lis.inspect.pools import RUN_PREFIX
+from lis.sandbox.cleanup import _name, find
+from lis.sandbox.engine import connect
+
 log = logging.getLogger(__name__)
 
 
 def sweep(id: str | None = None) -> list[str]:
     """Remove the provider's sandboxes (all of them, or those ``id`` names); return their names."""
-    from lis.inspect.pools import RUN_PREFIX
-    from lis.sandbox.cleanup import _name, find
-    from lis.sandbox.engine import connect
-
     try:
         client = connect()
     except Exception as e:  # noqa: BLE001 - no engine here: nothing of ours to remove

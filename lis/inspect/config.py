@@ -12,7 +12,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from lis.errors import LisError
+from lis.params import OVERLAY_DIR, PARAMS_FILE, SCHEMA_FILE, find_root, load
+from lis.runtime import sandbox_config as from_params
 from lis.sandbox.base import Limits, SandboxConfig
+from lis.util.quota import quota_problem
 
 LIMIT_KEYS = tuple(f.name for f in dataclasses.fields(Limits))
 
@@ -88,8 +91,6 @@ def parse_config(config: Any) -> LisSandboxConfig:
 def params_root(cfg: LisSandboxConfig) -> Path:
     """Where params.yaml is: the config's ``params``, else the lis checkout this package runs from,
     else the nearest one at or above the working directory."""
-    from lis.params import PARAMS_FILE, find_root
-
     if cfg.params:
         p = Path(cfg.params)
         if p.is_dir():
@@ -106,8 +107,6 @@ def params_root(cfg: LisSandboxConfig) -> Path:
 def load_params(cfg: LisSandboxConfig):
     """The params ``cfg`` names (file and profile), read once per process while the files are unchanged:
     Inspect asks for them at every task start, pool and concurrency check (a read parses the schema)."""
-    from lis.params import OVERLAY_DIR, PARAMS_FILE, SCHEMA_FILE
-
     root = params_root(cfg)
     stamps = tuple(p.stat().st_mtime_ns if p.exists() else 0
                    for p in (root / PARAMS_FILE, root / SCHEMA_FILE, *sorted((root / OVERLAY_DIR).glob("*.yaml"))))
@@ -116,21 +115,15 @@ def load_params(cfg: LisSandboxConfig):
 
 @functools.lru_cache(maxsize=16)
 def _load(root: str, profile: str | None, stamps: tuple):
-    from lis.params import load
-
     return load(Path(root), profile=profile)
 
 
 def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None = None) -> tuple[SandboxConfig, dict]:
     """(the SandboxConfig of ``cfg`` over params, the params' pool settings). ``image_facts``: what
     :func:`lis.sandbox.image.ensure_image` returned (task_init), else the tag the params give."""
-    from lis.runtime import sandbox_config as from_params
-
     params = load_params(cfg)
     section = params.section("sandbox")
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}
-    from lis.util.quota import quota_problem
-
     problem = quota_problem(limits)
     if problem:
         raise LisError(f"lis sandbox config: limits: {problem}", "lower the quotas or raise limits.memory_mb")

@@ -19,6 +19,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from lis.context_tasks import held_out_tasks
 from lis.errors import LisError
 from lis.inspect.messages import to_inspect
 from lis.prompts import render_prompts
@@ -64,8 +65,6 @@ def load_task_set(params, domain: str, *, source: str | None = None, tasks_file:
             if domain != "instruct_pretrain":
                 raise LisError(f"source generated applies to the held-out context tasks only, not {domain}",
                                "use source=samples or source=hub")
-            from lis.context_tasks import held_out_tasks
-
             tasks, _ = held_out_tasks(sec.get("context"), params.root)
     if tasks_file is None:  # the profile's draw builds a set; a task file is the set
         limit = limit if limit is not None else conf.get("limit")

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from lis.errors import LisError
 from lis.inspect.config import LisSandboxConfig, load_params, sandbox_config
+from lis.sandbox.bwrap_backend import bwrap_problem
+from lis.sandbox.cleanup import cleanup
+from lis.sandbox.engine import connect
+from lis.sandbox.image import ensure_image as ensure
 from lis.sandbox.pool import SandboxPool
 
 log = logging.getLogger(__name__)
@@ -33,8 +37,6 @@ class _Entry:
 def ensure_image(cfg: LisSandboxConfig) -> dict | None:
     """The image facts (tag, rootfs) of params, built when missing; None when the config names its
     own image (Docker) or root filesystem (bubblewrap), which must then exist."""
-    from lis.sandbox.image import ensure_image as ensure
-
     if cfg.image or cfg.rootfs:
         return None
     params = load_params(cfg)
@@ -43,8 +45,6 @@ def ensure_image(cfg: LisSandboxConfig) -> dict | None:
 
 def _check(sc) -> None:
     if sc.backend == "bwrap":
-        from lis.sandbox.bwrap_backend import bwrap_problem
-
         problem = bwrap_problem()
         if problem:
             raise LisError(f"lis sandbox: bubblewrap cannot run here: {problem}", "use backend: docker")
@@ -52,8 +52,6 @@ def _check(sc) -> None:
             raise LisError(f"lis sandbox: no root filesystem at {sc.rootfs}",
                            "build it with `lis image build` (image.keep_rootfs: true), or give rootfs:")
     else:
-        from lis.sandbox.engine import connect
-
         try:
             connect(sc.engine).images.get(sc.image)
         except LisError:
@@ -98,8 +96,6 @@ def close_pool(cfg: LisSandboxConfig, sweep: bool = True) -> None:
         del _pools[key]
     entry.pool.close()
     if sweep and entry.pool.config.backend == "docker":
-        from lis.sandbox.cleanup import cleanup
-
         try:
             left = cleanup(run=entry.run_id, engines=entry.pool.engines)
             if left:

@@ -20,6 +20,8 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.util import SandboxEnvironmentSpec
 
 from lis.errors import LisError
+from lis.inspect.config import LisSandboxConfig
+from lis.prompts import MODES
 
 # task name → lis domain
 DOMAINS = {"math": "math", "physics": "physics", "chemistry": "chem", "biomed": "biomed",
@@ -65,14 +67,16 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
 def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, params, max_turns,
            max_context_tokens, episode_timeout_s) -> Task:
     # Imported here, not at the top: Inspect loads this module (through the entry point) for every
-    # command that looks up a provider, and these imports (lis's agent, scorers, task loaders) are
-    # only needed to build a lis task.
-    from lis.inspect.config import LisSandboxConfig
+    # command that looks up a provider, and these imports (lis's agent, scorers, task loaders: ~0.5 s,
+    # numpy included) are only needed to build a lis task.
+    # lazy: task loaders (lis.context_tasks); Inspect imports this module on every provider lookup
     from lis.inspect.dataset import load_task_set, task_dataset
+    # lazy: the scorers (lis.rewards, numpy); Inspect imports this module on every provider lookup
     from lis.inspect.scorer import lis_scorer
+    # lazy: lis's agent settings; Inspect imports this module on every provider lookup
     from lis.inspect.settings import load_params
+    # lazy: lis's agent; Inspect imports this module on every provider lookup
     from lis.inspect.solver import lis_agent
-    from lis.prompts import MODES
 
     domain = DOMAINS[name]
     if mode not in MODES:
