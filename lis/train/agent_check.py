@@ -17,15 +17,22 @@ import re
 from collections import Counter
 from typing import Any
 
+from lis.agent.episode import run_task
+from lis.agent.loop import AgentConfig
+from lis.agent.tools.schemas import TOOLS
+from lis.models.base import Sampling
+from lis.models.toolcalls import check_tool_call
+from lis.prompts import choice_letters, prompt_kind
+from lis.rewards.choice import extract_choice
+from lis.sandbox.factory import make_sandbox
+from lis.tasks import load_samples
+
 CHECK_DOMAINS = ("math", "physics", "biomed", "long_context", "instruct_follow")
 _BOXED = re.compile(r"\\boxed\{.+\}", re.S)
 
 
 def answer_has_form(task: Any, answer: str) -> bool:
     """Whether ``answer`` has the form ``task``'s domain asks for (its content is not judged)."""
-    from lis.prompts import choice_letters, prompt_kind
-    from lis.rewards.choice import extract_choice
-
     kind = prompt_kind(task)
     if kind in ("math", "physics"):
         return bool(_BOXED.search(answer))
@@ -36,9 +43,6 @@ def answer_has_form(task: Any, answer: str) -> bool:
 
 def valid_turn(step: Any) -> bool:
     """A turn with at least one tool call, each a valid call of the agent's tools."""
-    from lis.agent.tools.schemas import TOOLS
-    from lis.models.toolcalls import check_tool_call
-
     if not step.calls:
         return False
     for c in step.calls:
@@ -92,12 +96,6 @@ def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHEC
     termination ``sandbox_error`` (counted, not raised).
     """
     import dataclasses
-
-    from lis.agent.episode import run_task
-    from lis.agent.loop import AgentConfig
-    from lis.models.base import Sampling
-    from lis.sandbox.factory import make_sandbox
-    from lis.tasks import load_samples
 
     cfg = AgentConfig(max_turns=max_turns, episode_timeout_s=300.0, sampling=sampling or Sampling())
     out: dict[str, Any] = {"settings": {"per_domain": per_domain, "max_turns": max_turns, "seed": seed,

@@ -44,6 +44,7 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
+from lis.train.grpo.checkpoints import checkpoint_bytes, require_disk
 from lis.train.grpo.loss import LossSettings, aggregate, is_weights, policy_loss, sequence_log_ratios
 
 
@@ -169,8 +170,6 @@ class CheckedGRPOTrainer(GRPOTrainer):
     def _save_checkpoint(self, model, trial):
         """Check the disk before every checkpoint (lis.train.grpo.checkpoints), then save as TRL does."""
         if self.checkpoint_policy is not None and self.args.should_save:
-            from lis.train.grpo.checkpoints import checkpoint_bytes, require_disk
-
             need = checkpoint_bytes(self.accelerator.unwrap_model(self.model),
                                     optimizer=bool(self.checkpoint_policy.get("optimizer", True)))
             require_disk(self.args.output_dir, need, step=self.state.global_step,

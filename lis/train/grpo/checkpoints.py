@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.train.lora import is_lora
 
 MARGIN_BYTES = 256 << 20   # trainer state, RNG states, the tokenizer and filesystem slack
 
 
 def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
     """Bytes one checkpoint of ``model`` takes (see the module doc)."""
-    from lis.train.lora import is_lora
-
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     saved = trainable if is_lora(model) else params

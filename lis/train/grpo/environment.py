@@ -49,10 +49,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from lis.agent.episode import prepare_sandbox
 from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
 from lis.errors import LisError
+from lis.prompts import layout, render_prompts
+from lis.rewards import score
 from lis.sandbox.base import SandboxConfig, SandboxError
+from lis.sandbox.pool import PoolTimeout, SandboxPool
 from lis.tasks.schema import Task
+from lis.util.hashing import hash_obj
 
 log = logging.getLogger("lis.train.grpo.environment")
 
@@ -75,15 +80,11 @@ class EnvironmentSpec:
     answer_max_bytes: int = 1 << 20
 
     def key(self) -> str:
-        from lis.util.hashing import hash_obj
-
         return hash_obj({"sandbox": self.sandbox.__dict__ | {"limits": self.sandbox.limits.__dict__},
                          "max": self.max_sandboxes, "warm": self.warm})
 
 
 def _pool(spec: EnvironmentSpec):
-    from lis.sandbox.pool import SandboxPool
-
     with _POOLS_LOCK:
         pool = _POOLS.get(spec.key())
         if pool is None:
@@ -105,8 +106,6 @@ def environment_dataset(tasks: list[Task], mode: str = "sandbox"):
     """The ``datasets.Dataset`` TRL trains on: per task the first-turn messages (``prompt``, without
     tool schemas: TRL adds the environment's) and the task itself (``task``, JSON), which ``reset`` reads."""
     from datasets import Dataset
-
-    from lis.prompts import render_prompts
 
     return Dataset.from_list([{"prompt": render_prompts(t, mode), "task": json.dumps(t.to_dict())} for t in tasks])
 
@@ -133,8 +132,6 @@ class SandboxEnvironment:
 
         Raises LisError when no sandbox comes free within ``acquire_timeout_s`` (a sandbox that fails
         to start is this rollout's error: no reward, no exception)."""
-        from lis.agent.episode import prepare_sandbox
-
         self._release()
         task = row.get("task")
         self._task = Task.from_dict(json.loads(task) if isinstance(task, str) else task)
@@ -151,8 +148,6 @@ class SandboxEnvironment:
     def get_reward(self) -> float | None:
         """The episode's reward (our scorer, on the host); None when the sandbox failed (TRL leaves the
         rollout out of its group's baseline). Gives the sandbox back."""
-        from lis.rewards import score
-
         try:
             if self._task is None:
                 return None
@@ -226,8 +221,6 @@ class SandboxEnvironment:
         return f"{out.observation}\nSteps Remaining: {max(0, self._spec.max_turns - self._calls)}"
 
     def _acquire(self, pool):
-        from lis.sandbox.pool import PoolTimeout
-
         spec = self._spec
         try:
             return pool.acquire(timeout=spec.acquire_timeout_s)
@@ -241,8 +234,6 @@ class SandboxEnvironment:
                            "batch), or run fewer rollouts at once per process") from None
 
     def _read_answer(self) -> str:
-        from lis.prompts import layout
-
         if self._sb is None:
             return ""
         try:

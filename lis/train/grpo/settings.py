@@ -11,14 +11,12 @@ checkpoint every 10 steps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lis.config.training import GrpoSection
+from lis.models.base import Sampling
 from lis.params import section_model
 from lis.train.lora import default_lora
-
-if TYPE_CHECKING:
-    from lis.models.base import Sampling
 
 
 @dataclass
@@ -80,8 +78,6 @@ class GRPOSettings:
         """The one sampling policy of the rollouts: every field set, so no engine falls back to a
         model's ``generation_config`` (Qwen3-Instruct's says top-k 20) or a server's defaults.
         TRL is given the same temperature / top-p / top-k (``trl_sampling``)."""
-        from lis.models.base import Sampling
-
         return Sampling(temperature=self.temperature, top_p=1.0 if self.top_p is None else self.top_p,
                         top_k=self.top_k or 0, repetition_penalty=1.0, max_tokens=self.max_tokens_per_turn,
                         seed=seed)

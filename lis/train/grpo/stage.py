@@ -24,7 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.manifest import read_image_manifest, read_model_manifest, stage_manifest, write_json
+from lis.models.serve_plan import STATE_DIR
+from lis.runtime import agent_config, sandbox_config
+from lis.sandbox import registry
+from lis.sandbox.pool import SandboxPool
+from lis.tasks.io import read_tasks
+from lis.train.grpo.settings import GRPOSettings
+from lis.train.grpo.trainer import StepLog, train_grpo, world
+from lis.train.grpo.vllm_server import ServerMode
+from lis.train.plan import check_run
 from lis.train.rollout.outcome import OUTCOMES
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_obj
+from lis.util.log import console
 
 log = logging.getLogger("lis.train.grpo")
 
@@ -44,17 +57,6 @@ TIME_COLUMNS = ("rollout_s", "longest_episode_s", "step_s")  # what differs betw
 def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mode: str, image_manifest: Path,
                    overrides: dict[str, Any] | None = None, name: str | None = None,
                    engine_wrapper: Any = None) -> dict[str, Any]:
-    from lis.manifest import read_image_manifest, read_model_manifest, stage_manifest, write_json
-    from lis.runtime import agent_config, sandbox_config
-    from lis.sandbox import registry
-    from lis.tasks.io import read_tasks
-    from lis.models.serve_plan import STATE_DIR
-    from lis.train.grpo.settings import GRPOSettings
-    from lis.train.grpo.vllm_server import ServerMode
-    from lis.train.grpo.trainer import StepLog, world
-    from lis.util.files import sha256_file
-    from lis.util.hashing import hash_obj
-
     t0 = time.monotonic()
     name = name or out.name
     settings = GRPOSettings.from_params(params.section("grpo"), overrides)
@@ -65,8 +67,6 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     tasks = read_tasks(data)  # strictly: a corrupt row is one error line naming the file and line, never dropped
     if not tasks:
         raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
-    from lis.train.plan import check_run
-
     # will it fit? one line naming the largest term and its knob, before any work (lis train plan)
     memory_plan = check_run(params, "grpo", init, section={**params.section("grpo"), **settings.__dict__})
     init_manifest = read_model_manifest(init)
@@ -155,10 +155,6 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
 
 def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mode: str, ckpt: Path,
            n_proc: int, engine_wrapper: Any = None) -> dict[str, Any]:
-    from lis.sandbox.pool import SandboxPool
-    from lis.train.grpo.trainer import train_grpo
-    from lis.util.log import console
-
     if mode == "vanilla":
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=None, mode=mode, ckpt_dir=ckpt,
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal, engine_wrapper=engine_wrapper)

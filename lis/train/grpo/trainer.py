@@ -30,7 +30,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from lis.errors import LisError
+from lis.models.base import Sampling
+from lis.models.local_hf import LocalHFModel
+from lis.prompts import render_prompts
 from lis.train.grpo.settings import GRPOSettings
+from lis.train.grpo.vllm_server import ServerMode
+from lis.train.lora import generation_model, lora_config, merged_model
+from lis.train.precision import resolve_precision
+from lis.train.rollout.budget import within_prompt_budget
+from lis.train.rollout.group import RolloutSettings, run_group, task_mode
 from lis.train.rollout.outcome import OUTCOMES
 from lis.util import progress as where_at
 from lis.util.jsonl import append_jsonl, read_jsonl
@@ -171,8 +180,6 @@ def grpo_config(s: GRPOSettings, ckpt: Path, *, n_proc: int = 1, precision=None,
     import torch
     from trl import GRPOConfig
 
-    from lis.train.precision import resolve_precision
-
     precision = precision or resolve_precision(s.precision)
     accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
     init_kwargs = {"dtype": "bfloat16"} if lora and precision.bf16 else None  # LoRA: the frozen base in bf16
@@ -204,8 +211,6 @@ def _full_model(trainer):
                                      gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model, \
             torch.no_grad(), \
             (dist.summon_full_params(trainer.model_wrapped, recurse=False) if dist else contextlib.nullcontext()):
-        from lis.train.lora import generation_model
-
         yield generation_model(model)
 
 
@@ -225,17 +230,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
 
-    from lis.errors import LisError
-    from lis.models.base import Sampling
-    from lis.models.local_hf import LocalHFModel
-    from lis.prompts import render_prompts
+    # lazy: loads trl, peft, transformers, torch; importing this module does not
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
+    # lazy: loads torch; importing this module does not
     from lis.train.grpo.loss import LossSettings
-    from lis.train.grpo.vllm_server import ServerMode
-    from lis.train.lora import lora_config
-    from lis.train.precision import resolve_precision
-    from lis.train.rollout.budget import within_prompt_budget
-    from lis.train.rollout.group import RolloutSettings, run_group, task_mode
 
     s = settings
     init, out, ckpt = Path(init_dir), Path(out_dir), Path(ckpt_dir)
@@ -322,8 +320,6 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
                 trainer.accelerator.wait_for_everyone()
                 state["pushed"] = step
             if state["policy"] is None:
-                from lis.train.lora import generation_model
-
                 state["policy"] = server.policy(generation_model(model), tokenizer, s.seed, sampling=policy_sampling)
                 _wrap(state["policy"])
             rollouts = run_group(tasks_now, state["policy"], cfg, rsettings, pool=pool, seeds=seeds)
@@ -416,8 +412,6 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0
     if peft_config is not None:  # the adapters merged into the base: a plain model for evaluation and serving
-        from lis.train.lora import merged_model
-
         if acc.is_main_process:
             merged_model(acc.unwrap_model(trainer.model)).save_pretrained(str(out))
     else:

@@ -47,6 +47,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lis.errors import LisError
+from lis.models.local_hf import LocalHFModel
+from lis.train.lora import merged_state_dict
+from lis.util import server_process
 
 log = logging.getLogger("lis.train.grpo")
 
@@ -122,8 +125,6 @@ class ServerMode:
         Raises LisError when the server refuses or does not answer."""
         from safetensors.torch import save_file
 
-        from lis.train.lora import merged_state_dict
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         tmp, path = folder / ".model.safetensors.tmp", folder / "model.safetensors"
@@ -146,8 +147,6 @@ class ServerMode:
     # -- the server ---------------------------------------------------------------------------
     def start(self, init: Path, state_dir: Path) -> None:
         """Start ``command`` when ``base_url`` does not answer (no command: the server must answer)."""
-        from lis.util import server_process
-
         health = f"{self.base_url}/health"
         if self.command is None:
             if not server_process.healthy(health, timeout=5.0):
@@ -161,8 +160,6 @@ class ServerMode:
                               startup_timeout_s=self.startup_timeout_s)
 
     def stop(self) -> None:
-        from lis.util import server_process
-
         server_process.release("grpo-vllm")
 
     def served_model(self) -> str:
@@ -179,7 +176,7 @@ class ServerMode:
     def policy(self, model: Any, tokenizer: Any, seed: int, sampling: Any = None) -> Any:
         """The rollout policy: the training model's template, stop ids and parser; the server's engine;
         ``sampling`` (every field set: the RL sampling policy) for every call."""
-        from lis.models.local_hf import LocalHFModel
+        # lazy: loads torch and the openai SDK; importing this module does not
         from lis.models.vllm_tokens import VLLMTokenEngine
 
         policy = LocalHFModel(model, tokenizer, name="policy", seed=seed, sampling=sampling)

@@ -15,6 +15,7 @@ from lis.errors import LisError
 from lis.train.plan.memory import GB, Plan, estimate, workload
 from lis.train.plan.setups import Setup, from_env, gb_text
 from lis.train.plan.shapes import ModelShape, read_shape, resolve_model
+from lis.train.plan.table import render
 
 log = logging.getLogger("lis.train.plan")
 STAGES = ("grpo", "sft")
@@ -104,8 +105,6 @@ def check_run(params: Any, stage: str, init_dir: Path, *, section: Mapping[str, 
     dict (:meth:`Plan.as_dict`, for the stage's metrics). Raises LisError (one line: the largest term and
     the knob that shrinks it) when the run cannot fit, or when ``init_dir`` holds no Qwen3 config.json.
     """
-    from lis.train.plan.table import render
-
     if stage not in STAGES:
         raise LisError(f"unknown stage {stage!r} for a memory plan", "use grpo or sft")
     env = os.environ if env is None else env

@@ -44,6 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.train.grpo.trainer import rollout_output, sandbox_reward
+from lis.train.plan.memory import GB, Workload, estimate
+from lis.train.plan.setups import Setup
+from lis.train.plan.shapes import read_shape
 
 CHILD_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "0", "CUDA_VISIBLE_DEVICES": "",
              "HF_HUB_OFFLINE": "1", "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -65,8 +69,6 @@ def default_cases(tokens: int) -> list[dict[str, Any]]:
 def auto_tokens(model_dir: Path) -> int:
     """Positions per sequence so that activations and logits dominate the fixed state and a case stays
     near a minute on 2 shared cores: 8,192 for the tiny model, 1,024 for tens of millions of parameters."""
-    from lis.train.plan.shapes import read_shape
-
     p = read_shape(model_dir).params
     return 8192 if p < 5e6 else (1024 if p < 1e8 else 256)
 
@@ -74,10 +76,6 @@ def auto_tokens(model_dir: Path) -> int:
 def estimate_case(model_dir: Path, case: dict[str, Any]) -> dict[str, float]:
     """The plan of ``case`` (fp32, CPU, one process): its peak without the margin, its weights, and what the
     measurement compares with (the peak less the weights)."""
-    from lis.train.plan.memory import GB, Workload, estimate
-    from lis.train.plan.setups import Setup
-    from lis.train.plan.shapes import read_shape
-
     shape = read_shape(model_dir)
     if case["stage"] == "grpo":
         tokens = case["prompt"] + case["completion"]
@@ -202,9 +200,10 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
     from transformers import AutoTokenizer
     from trl import GRPOConfig
 
+    # lazy: loads trl, peft, transformers, torch; importing this module does not
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
+    # lazy: loads torch; importing this module does not
     from lis.train.grpo.loss import LossSettings
-    from lis.train.grpo.trainer import rollout_output, sandbox_reward
 
     model = Path(spec["model"])
     P, C, rows, steps = spec["prompt"], spec["completion"], spec["rows"], spec["steps"]
@@ -255,7 +254,9 @@ def _sft(spec: dict[str, Any]) -> tuple[int, int, float]:
     import torch
     from transformers import AutoModelForCausalLM
 
+    # lazy: loads torch; importing this module does not
     from lis.train.sft.data import IGNORE, Example, batch_loss
+    # lazy: loads pytorch_lightning, transformers, torch; importing this module does not
     from lis.train.sft.module import SFTModule
 
     model = AutoModelForCausalLM.from_pretrained(spec["model"], dtype=torch.float32)

@@ -83,6 +83,7 @@ from typing import Any
 
 from lis.train.plan.setups import Setup
 from lis.train.plan.shapes import ModelShape
+from lis.train.precision import resolve_precision
 
 GB = 1e9
 SFT_LOGITS_CHUNK = 4096        # labelled positions per cross-entropy chunk (recomputed in the backward pass)
@@ -136,8 +137,6 @@ class Workload:
 def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1) -> Workload:
     """The workload of params section ``sec`` (``grpo`` or ``sft``) on CUDA or the CPU (``auto``
     precision knobs resolve to on with CUDA, off without)."""
-    from lis.train.precision import resolve_precision
-
     prec = resolve_precision(sec.get("precision"), cuda=cuda, where=f"{stage}.precision")
     lora = sec.get("lora") or {}
     common = dict(bf16=prec.bf16, checkpointing=prec.gradient_checkpointing,

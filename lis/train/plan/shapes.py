@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.train.tiny.base import DEFAULT_ARCH
+from lis.train.tiny.random_model import read_config
+from lis.train.tiny.tokenizer import ADDED_TOKENS
 
 CONFIGS_DIR = Path("data/model_configs")
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -105,8 +108,6 @@ class ModelShape:
 def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
     """The shape in a config JSON or a model folder's ``config.json``; raises LisError when there is none,
     it is not JSON, or it is not a complete Qwen3 configuration."""
-    from lis.train.tiny.random_model import read_config
-
     p = Path(path)
     return ModelShape.from_config(read_config(p), name=name or (p.name if p.is_dir() else p.stem))
 
@@ -150,9 +151,6 @@ def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShap
     if source == "tiny":
         t = base.get("tiny") or {}
         arch = dict(t.get("arch") or {})
-        from lis.train.tiny.base import DEFAULT_ARCH
-        from lis.train.tiny.tokenizer import ADDED_TOKENS
-
         arch = {**DEFAULT_ARCH, **arch}
         # the model has a row per token of the tiny tokenizer: its BPE vocabulary (base.tiny.vocab_size,
         # special tokens included) plus the tokens added after training (4,102 rows for 4,096)

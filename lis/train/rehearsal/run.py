@@ -43,6 +43,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lis.models.local_hf import LocalHFModel
+from lis.models.server import ChatServer
+from lis.prompts import render_prompts
+from lis.runtime import agent_config, sandbox_config
+from lis.sandbox import registry
+from lis.sandbox.image import ensure_image
+from lis.sandbox.pool import SandboxPool
+from lis.tasks.schema import Task
+from lis.train.grpo.settings import GRPOSettings
+from lis.train.grpo.trainer import StepLog, train_grpo
+from lis.train.rehearsal.scripted import ANSWER_CMD, ScriptedTurns
+from lis.train.sft.run import SFTSettings, train_sft
+from lis.train.tiny.base import build_base
+from lis.train.tiny.random_model import build_random
+
 log = logging.getLogger("lis.train.rehearsal")
 
 MODEL_CONFIG = "data/model_configs/qwen3-rehearsal.json"
@@ -55,8 +70,6 @@ CONFIGS = (
 
 def rehearsal_tasks(n: int = 16) -> list:
     """Document lookups: the population of a town, in a file among filler lines."""
-    from lis.tasks.schema import Task
-
     tasks = []
     for i in range(n):
         value = 1000 + 37 * i
@@ -71,9 +84,6 @@ def rehearsal_tasks(n: int = 16) -> list:
 def sft_records(tasks: list, long_tokens: int = 20000) -> list[dict[str, Any]]:
     """Solved sandbox episodes of ``tasks`` (the scripted answer), plus one long vanilla episode whose
     answer has more labelled tokens than one logits chunk (the chunked loss runs)."""
-    from lis.prompts import render_prompts
-    from lis.train.rehearsal.scripted import ANSWER_CMD
-
     recs = []
     for t in tasks:
         msgs = render_prompts(t, "sandbox") + [
@@ -99,12 +109,6 @@ def rehearse(params, out: Path, *, backend: str = "auto", steps: int = 2, thread
     """Run the rehearsal (module doc) of ``params`` (a loaded profile) into ``out`` (replaced); return
     the report."""
     import torch
-
-    from lis.runtime import agent_config, sandbox_config
-    from lis.sandbox import registry
-    from lis.sandbox.image import ensure_image
-    from lis.train.tiny.base import build_base
-    from lis.train.tiny.random_model import build_random
 
     t0 = time.monotonic()
     root, profile = params.root, params.profile
@@ -141,9 +145,6 @@ def _check(report: dict[str, Any], name: str, ok: bool, value: Any) -> None:
 def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: int, report) -> dict[str, Any]:
     import math
 
-    from lis.models.local_hf import LocalHFModel
-    from lis.train.sft.run import SFTSettings, train_sft
-
     sec = params.section("sft")
     keys = SFTSettings.__dataclass_fields__
     s = SFTSettings(**{**{k: v for k, v in sec.items() if k in keys}, "steps": 2, "held_out": 0.0, "threads": threads,
@@ -160,13 +161,6 @@ def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: in
 def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], sandbox, agent_cfg, steps: int,
           threads: int, report) -> dict[str, Any]:
     import contextlib
-
-    from lis.models.local_hf import LocalHFModel
-    from lis.models.server import ChatServer
-    from lis.sandbox.pool import SandboxPool
-    from lis.train.grpo.settings import GRPOSettings
-    from lis.train.grpo.trainer import StepLog, train_grpo
-    from lis.train.rehearsal.scripted import ScriptedTurns
 
     g = params.section("grpo")
     srv = None

@@ -28,6 +28,8 @@ from typing import Any
 import torch
 
 from lis.models.sampler import Draw
+from lis.models.scripted import assistant, tool_call
+from lis.models.toolcalls import arguments_as_dicts
 
 KINDS = ("right", "right", "right", "wrong", "wrong", "free", "free", "malformed")
 ANSWER_CMD = ("grep -h -i 'population' /testbed/documents/* | grep -o -E '[0-9]+' | head -1 > /testbed/answer.txt; "
@@ -37,8 +39,6 @@ ANSWER_CMD = ("grep -h -i 'population' /testbed/documents/* | grep -o -E '[0-9]+
 def assistant_ids(tokenizer: Any, message: dict[str, Any]) -> list[int]:
     """The canonical ids of an assistant ``message`` as the chat template renders it (content, tool calls),
     up to and including its end-of-turn token: what a policy "samples" when the turn is scripted."""
-    from lis.models.toolcalls import arguments_as_dicts
-
     user = [{"role": "user", "content": "x"}]
     head = tokenizer.apply_chat_template(user, add_generation_prompt=True, tokenize=False)
     both = tokenizer.apply_chat_template(arguments_as_dicts(user + [message]), tokenize=False)
@@ -120,8 +120,6 @@ class ScriptedTurns:
         return None
 
     def _assistant(self, content: str | None, tool: str, arguments: dict[str, Any]) -> list[int]:
-        from lis.models.scripted import assistant, tool_call
-
         return assistant_ids(self.tokenizer, assistant(content, tool_call(tool, arguments, "r0")))
 
     def _text(self, text: str) -> list[int]:

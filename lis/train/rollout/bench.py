@@ -15,14 +15,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from lis.sandbox.pool import SandboxPool
+from lis.train.rollout.group import run_episode, run_group
+
 BENCH_PREFIX_CACHE_MB = 256   # the engine's prefix cache in the second group (off by default)
 
 
 def bench_group(policy: Any, task: Any, agent_cfg, sandbox_config, settings, samples: int = 8,
                 seed: int = 0) -> dict[str, Any]:
-    from lis.sandbox.pool import SandboxPool
-    from lis.train.rollout.group import run_episode, run_group
-
     seeds = [seed + i for i in range(samples)]
     alone = []
     with SandboxPool(sandbox_config, max_concurrent=1, warm=1) as pool:

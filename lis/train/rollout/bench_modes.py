@@ -19,13 +19,13 @@ import math
 import time
 from typing import Any, Callable
 
+from lis.sandbox.pool import SandboxPool
+from lis.train.rollout.group import run_group
+from lis.util.stats import t_interval
+
 
 def bench_modes(policy: Any, tasks: list, agent_cfg, sandbox_config, settings, grpo, steps: int = 6,
                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from lis.sandbox.pool import SandboxPool
-    from lis.train.rollout.group import run_group
-    from lis.util.stats import t_interval
-
     per_step = grpo.prompts_per_step * grpo.samples_per_prompt
     modes = {"default": dataclasses.replace(settings, deterministic=False),
              "deterministic": dataclasses.replace(settings, deterministic=True)}

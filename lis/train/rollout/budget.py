@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from lis.agent.loop import first_call_messages
+from lis.agent.tools.schemas import TOOLS
+from lis.models.local_hf import render_ids
+from lis.prompts import render_prompts
 from lis.tasks.schema import Task
+from lis.train.rollout.group import task_mode
 
 
 def first_prompt_ids(task: Task, tokenizer: Any, mode: str, agent_cfg) -> list[int]:
     """The ids of ``task``'s first model call in ``mode`` (the episode's prompt)."""
-    from lis.agent.loop import first_call_messages
-    from lis.agent.tools.schemas import TOOLS
-    from lis.models.local_hf import render_ids
-    from lis.prompts import render_prompts
-    from lis.train.rollout.group import task_mode
-
     episode_mode = task_mode(task, mode)
     messages = render_prompts(task, episode_mode)
     if episode_mode == "vanilla":

@@ -22,7 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from lis.agent.episode import run_task
 from lis.agent.trajectory import Trajectory, concurrent_output, wall_clock_limited
+from lis.context_tasks import episode_mode
+from lis.rewards import score
 from lis.tasks.schema import Task
 from lis.train.rollout.outcome import classify, episode_faults
 from lis.train.rollout.session import TokenSession
@@ -33,8 +36,6 @@ log = logging.getLogger("lis.train.rollout")
 def task_mode(task: Task, mode: str) -> str:
     """The episode mode of ``task`` under a run's mode: sandbox RL runs each task as its variant
     says (the prompt variant puts the documents in the prompt: ``sandbox_inline``); vanilla is vanilla."""
-    from lis.context_tasks import episode_mode
-
     return episode_mode(task) if mode == "sandbox" else mode
 
 
@@ -67,8 +68,6 @@ class Rollout:
 def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None, seed: int = 0,
                 scorer=None) -> Rollout:
     """One token-exact episode of ``task``; an infrastructure error before the policy acted is run again."""
-    from lis.agent.episode import run_task
-
     attempts = 0
     while True:
         attempts += 1
@@ -122,8 +121,6 @@ def tokens_sha256(sample: dict[str, Any]) -> str:
 
 def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
     """The evaluation's score of the episode's answer (recorded on ``rec``); None when no scorer knows the task."""
-    from lis.rewards import score
-
     try:
         s = (scorer or score)(task, rec.answer, mode=rec.mode)
     except Exception as e:  # noqa: BLE001 - a task no scorer knows: no learning signal, kept out of the loss

@@ -15,7 +15,7 @@ __all__ = ["NO_LOSS", "Example", "SFTSettings", "encode", "examples_from_records
 
 def __getattr__(name: str) -> Any:
     if name in ("SFTSettings", "train_sft"):
-        from lis.train.sft import run
+        from lis.train.sft import run  # lazy: documented lazy re-export (the package loads run on first use)
 
         return getattr(run, name)
     raise AttributeError(f"module 'lis.train.sft' has no attribute {name!r}")

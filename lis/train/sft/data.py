@@ -13,8 +13,10 @@ from typing import Any
 
 import torch
 
+from lis.agent.tools.schemas import TOOLS
 from lis.models.base import Sampling
 from lis.models.toolcalls import arguments_as_dicts, check_tool_call
+from lis.train.lora import generation_model
 
 IGNORE = -100
 NO_LOSS = "lis_no_loss"     # an assistant message with this key set is context, not a target
@@ -85,8 +87,6 @@ def batch_loss(model: Any, batch: list[Example]) -> torch.Tensor:
     same computation when the batch has at most ``LOGITS_CHUNK`` labelled positions). With LoRA
     adapters the backbone is peft's base model (the adapters live in its modules).
     """
-    from lis.train.lora import generation_model
-
     width = max(len(ex.ids) for ex in batch)
     x = torch.zeros((len(batch), width), dtype=torch.long)
     y = torch.full((len(batch), width), IGNORE, dtype=torch.long)
@@ -166,8 +166,6 @@ class RecordEpisode:
 
 def record_episode(rec: dict[str, Any]) -> RecordEpisode:
     """The conversation of a trajectory record (``teacher.no_loss_turns`` marked ``NO_LOSS``)."""
-    from lis.agent.tools.schemas import TOOLS
-
     skip = set((rec.get("teacher") or {}).get("no_loss_turns") or ())
     messages, k = [], 0
     for m in rec["messages"]:

@@ -22,7 +22,11 @@ from typing import Any, Callable
 
 from lis.errors import LisError
 from lis.manifest import read_model_manifest
-from lis.train.lora import default_lora
+from lis.train.lora import default_lora, lora_config, merged_model, trainable_parameters
+from lis.train.precision import resolve_precision
+from lis.train.sft.data import batch_loss, examples_from_records, length_batches
+from lis.util.files import replace_dir, sha256_file
+from lis.util.hashing import hash_obj
 from lis.util.progress import at as note_progress
 
 log = logging.getLogger("lis.train.sft")
@@ -60,12 +64,8 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
     from pytorch_lightning.loggers import CSVLogger
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lis.train.lora import lora_config, merged_model, trainable_parameters
-    from lis.train.precision import resolve_precision
-    from lis.train.sft.data import examples_from_records
+    # lazy: loads pytorch_lightning, transformers, matplotlib; importing this module does not
     from lis.train.sft.module import SFTData, SFTModule
-    from lis.util.files import replace_dir, sha256_file
-    from lis.util.hashing import hash_obj
 
     s = settings
     base, out, ckpt = Path(base_dir), Path(out_dir), Path(ckpt_dir)
@@ -210,8 +210,6 @@ def _strategy(s: SFTSettings) -> Any:
 
 def _held_out_loss(model: Any, held: list) -> float | None:
     import torch
-
-    from lis.train.sft.data import batch_loss, length_batches
 
     if not held:
         return None

@@ -5,6 +5,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from lis.train.plan import check_run
+from lis.train.sft.run import SFTSettings, train_sft
+from lis.util.hashing import hash_obj, hash_tree
+from lis.util.log import console
+
 log = logging.getLogger("lis.train.sft")
 
 CHECKPOINTS = Path("data/train/checkpoints")  # outside every declared output: survives a killed run
@@ -16,8 +21,6 @@ def successful_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def settings_from(sec: dict[str, Any]):
-    from lis.train.sft.run import SFTSettings
-
     keys = SFTSettings.__dataclass_fields__
     return SFTSettings(**{k: v for k, v in sec.items() if k in keys})
 
@@ -26,13 +29,6 @@ def run_sft_stage(sec: dict[str, Any], base_dir: Path, records: list[dict[str, A
                   section_name: str = "sft") -> dict[str, Any]:
     """Fine-tune ``base_dir`` on the successful ``records`` into ``out``. Checkpoints are kept under
     data/train/checkpoints/<stage>-<hash of settings, base and data> until the model is written."""
-    from lis.util.hashing import hash_obj, hash_tree
-    from lis.util.log import console
-
-    from lis.train.sft.run import train_sft
-
-    from lis.train.plan import check_run
-
     settings = settings_from(sec)
     if settings.steps:  # will it fit? one line naming the largest term and its knob, before any work
         check_run(sec, "sft", base_dir)

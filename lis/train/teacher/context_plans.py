@@ -29,6 +29,7 @@ from lis.prompts.layout import Layout
 from lis.tasks.schema import Task
 from lis.train.teacher.plans import check_answer, write_answer
 from lis.train.teacher.sim_sandbox import SimSandbox, Step, bash_step
+from lis.train.teacher.text import keywords
 
 Plan = list[Step]
 MAX_STEPS = 5
@@ -106,8 +107,6 @@ def read_facts(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> 
 def find_answer(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """For tasks without ``needs`` (seed rows, the paper's set): grep a word of the question in
     the documents, then read the file that holds the answer (when one holds it verbatim)."""
-    from lis.train.teacher.text import keywords
-
     docs = _docs(box, lay)
     golds = _answer_texts(task)
     hit = None

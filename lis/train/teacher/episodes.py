@@ -22,6 +22,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from lis.agent.loop import CONTINUE_MSG
+from lis.agent.parsing import INVALID
+from lis.agent.tools.schemas import TOOLS
+from lis.prompts import choice_letters, layout, prompt_kind, render_prompts
 from lis.train.teacher import text as st
 from lis.train.teacher.plans import phrase, plan
 from lis.train.teacher.sim_sandbox import SUBMIT, SimSandbox, Step
@@ -63,9 +67,6 @@ def _tool_message(call_msg: dict[str, Any], content: str) -> dict[str, Any]:
 def _bad_turn(rng: random.Random) -> list[dict[str, Any]]:
     """A turn the loop has to correct, as the loop records it (lis.agent.loop): no tool call and the
     reminder, or a ``<tool_call>`` block that is not JSON and its error observation."""
-    from lis.agent.loop import CONTINUE_MSG
-    from lis.agent.parsing import INVALID
-
     if rng.random() < 0.5:
         return [{"role": "assistant", "content": rng.choice(BAD_TEXTS[:3]), NO_LOSS: True},
                 {"role": "user", "content": CONTINUE_MSG}]
@@ -85,8 +86,6 @@ def _remaining(msg: dict[str, Any], n: int) -> None:
 def task_sandbox(task: Task, mode: str):
     """The layout of ``task`` in ``mode`` and a simulated sandbox holding its folders and, where the
     mode places them, its files: what a plan starts from."""
-    from lis.prompts import layout
-
     lay = layout(task, mode)
     box = SimSandbox()
     box.mkdirs(lay.working_dir, lay.input_dir, lay.output_dir)
@@ -110,9 +109,6 @@ def planned_turns(task: Task, mode: str, rng: random.Random, planner=None) -> tu
 
 def sandbox_episode(task: Task, mode: str, rng: random.Random, planner=None) -> Episode:
     """A scripted episode of ``task`` in a sandbox mode (simulated observations), ending with submit."""
-    from lis.agent.tools.schemas import TOOLS
-    from lis.prompts import render_prompts
-
     messages = render_prompts(task, mode)
     turns, max_turns = planned_turns(task, mode, rng, planner)
     for k, step in enumerate(turns):
@@ -129,8 +125,6 @@ def sandbox_episode(task: Task, mode: str, rng: random.Random, planner=None) -> 
 
 def vanilla_reply(task: Task, rng: random.Random) -> str:
     """A short direct answer in the form the domain asks for (random value, never the ground truth)."""
-    from lis.prompts import choice_letters, prompt_kind
-
     kind = prompt_kind(task)
     if kind in ("math", "physics"):
         v = st.boxed_value(rng)
@@ -153,15 +147,11 @@ def vanilla_reply(task: Task, rng: random.Random) -> str:
 
 
 def vanilla_episode(task: Task, rng: random.Random) -> Episode:
-    from lis.prompts import render_prompts
-
     messages = render_prompts(task, "vanilla") + [{"role": "assistant", "content": vanilla_reply(task, rng)}]
     return Episode(messages, None, task.domain, "vanilla", task)
 
 
 def _first_turn_chars(task: Task, mode: str) -> int:
-    from lis.prompts import render_prompts
-
     return sum(len(m["content"]) for m in render_prompts(task, mode))
 
 

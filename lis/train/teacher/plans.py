@@ -13,6 +13,7 @@ import posixpath
 import random
 import re
 
+from lis.prompts import choice_letters, prompt_kind
 from lis.train.teacher import text as st
 from lis.train.teacher.sim_sandbox import BASH, EDITOR, SimSandbox, Step, bash_step
 from lis.prompts.layout import Layout
@@ -255,8 +256,6 @@ def general_plan(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -
 
 def plan(task: Task, mode: str, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """The steps (before ``submit``) of a scripted episode of ``task`` in ``mode``."""
-    from lis.prompts import choice_letters, prompt_kind
-
     kind = prompt_kind(task)
     letters = None
     if kind in ("chem", "biomed") or (kind == "instruct_pretrain" and task.qa_type != "free-form"):

@@ -24,8 +24,13 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from lis.agent.episode import run_task
 from lis.agent.trajectory import Trajectory
+from lis.models.scripted import assistant, tool_call
+from lis.prompts import prompt_kind
+from lis.rewards import score
 from lis.tasks.schema import Task
+from lis.train.agent_check import answer_has_form
 from lis.util import cancel
 
 log = logging.getLogger("lis.train.teacher")
@@ -50,7 +55,7 @@ class TeacherItem:
 
 def scripted_item(task: Task, mode: str, rng: random.Random, source: str, planner=None) -> TeacherItem:
     """The scripted teacher's episode of ``task``: planned tool calls as assistant replies."""
-    from lis.models.scripted import assistant, tool_call
+    # lazy: loads torch; importing this module does not
     from lis.train.teacher.episodes import planned_turns, vanilla_reply
 
     if mode == "vanilla":
@@ -73,9 +78,6 @@ def solved_vanilla_item(task: Task) -> TeacherItem:
     scorer compares, and what an instruct model's direct answer holds. The SFT start then knows the
     LLM-RL baseline's mode as it knows the sandbox's (the paper starts both RL runs from one instruct
     model that can do both)."""
-    from lis.models.scripted import assistant
-    from lis.prompts import prompt_kind
-
     answer = task.ground_truth.strip()
     if prompt_kind(task) in ("math", "physics"):  # the math variant's tasks: the form its prompt asks for
         answer = f"\\boxed{{{answer}}}"
@@ -83,8 +85,6 @@ def solved_vanilla_item(task: Task) -> TeacherItem:
 
 
 def successful(rec: Trajectory, task: Task, min_reward: float) -> bool:
-    from lis.train.agent_check import answer_has_form
-
     ended = rec.termination == ("answered" if rec.mode == "vanilla" else "submitted")
     if not ended or not answer_has_form(task, rec.answer):
         return False
@@ -101,9 +101,6 @@ def run_teacher(items: list[TeacherItem], base_cfg, *, pool=None, model_for: Cal
     a ``teacher`` entry (source, no_loss_turns, success, index). ``model_for(item)`` gives the
     ChatModel of an episode (a ScriptedModel with the item's replies, or a shared model teacher).
     ``done`` (index → record, from an interrupted run of the same items) is kept, not run again."""
-    from lis.agent.episode import run_task
-    from lis.rewards import score
-
     def one(i: int, item: TeacherItem) -> dict[str, Any]:
         cancel.check()
         cfg = dataclasses.replace(base_cfg, max_turns=item.max_turns)

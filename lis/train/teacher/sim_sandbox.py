@@ -13,6 +13,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from lis.agent.tools.observation import bash_observation, editor_observation
+from lis.sandbox.base import ExecResult
+
 BASH, EDITOR, SUBMIT = "execute_bash", "str_replace_editor", "submit"
 
 
@@ -26,16 +29,11 @@ class Step:
 
 def bash_step(command: str, stdout: str = "", stderr: str = "", exit_code: int = 0) -> Step:
     """An execute_bash step whose command printed ``stdout``/``stderr`` and exited with ``exit_code``."""
-    from lis.agent.tools.observation import bash_observation
-    from lis.sandbox.base import ExecResult
-
     obs = bash_observation(ExecResult(stdout, stderr, exit_code), timeout_s=120, max_output_bytes=16 << 20)
     return Step(BASH, {"command": command}, obs)
 
 
 def editor_step(args: dict[str, Any], result: str) -> Step:
-    from lis.agent.tools.observation import editor_observation
-
     return Step(EDITOR, args, editor_observation(result))
 
 

@@ -8,6 +8,22 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from lis.agent.trajectory import INTERRUPTED
+from lis.context_tasks import episode_mode
+from lis.errors import LisError
+from lis.manifest import read_image_manifest, stage_manifest, write_json
+from lis.models.scripted import ScriptedModel
+from lis.runtime import agent_config, chat_model, sandbox_config
+from lis.sandbox import registry
+from lis.sandbox.pool import SandboxPool
+from lis.tasks.io import read_tasks
+from lis.train.teacher.context_plans import plan as context_plan
+from lis.train.teacher.run import run_teacher, scripted_item, solved_vanilla_item
+from lis.train.teacher.tasks import sample_tasks
+from lis.util.hashing import hash_obj
+from lis.util.jsonl import append_jsonl, read_jsonl, write_jsonl
+from lis.util.progress import Progress
+
 log = logging.getLogger("lis.train.teacher")
 
 
@@ -16,9 +32,8 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
     form of an episode), then ``context_episodes`` of the training context tasks (solved, in the mode
     their variant runs in), then ``vanilla_context_episodes`` of them answered directly (the documents
     in the prompt, no tools: the LLM-RL baseline's mode; drawn apart from the others)."""
+    # lazy: loads torch; importing this module does not
     from lis.train.teacher.episodes import draw
-    from lis.train.teacher.run import scripted_item
-    from lis.train.teacher.tasks import sample_tasks
 
     rng = random.Random(int(sec["seed"]))
     samples = sample_tasks()
@@ -27,41 +42,22 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
         task, mode = draw(rng, samples)
         items.append(scripted_item(task, mode, rng, "benchmark"))
     if context_tasks and int(sec["context_episodes"]):
-        from lis.train.teacher.context_plans import plan as context_plan
-
         chosen = [context_tasks[i % len(context_tasks)] for i in rng.sample(range(len(context_tasks)),
                                                                             min(len(context_tasks),
                                                                                 int(sec["context_episodes"])))]
-        from lis.context_tasks import episode_mode
-
         items += [scripted_item(t, episode_mode(t), rng, "context", planner=context_plan) for t in chosen]
     n_vanilla = int(sec.get("vanilla_context_episodes") or 0)
     if context_tasks and n_vanilla:
-        from lis.train.teacher.run import solved_vanilla_item
-
         picks = rng.sample(range(len(context_tasks)), min(len(context_tasks), n_vanilla))
         items += [solved_vanilla_item(context_tasks[i]) for i in picks]
     return items
 
 
 def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifest: Path) -> dict[str, Any]:
-    from lis.util.jsonl import append_jsonl, write_jsonl
-    from lis.errors import LisError
-    from lis.manifest import read_image_manifest, stage_manifest, write_json
-    from lis.models.scripted import ScriptedModel
-    from lis.runtime import agent_config, chat_model, sandbox_config
-    from lis.sandbox import registry
-    from lis.sandbox.pool import SandboxPool
-    from lis.train.teacher.run import run_teacher
-    from lis.util.hashing import hash_obj
-    from lis.util.progress import Progress
-
     t0 = time.monotonic()
     sec = params.section("teacher")
     rows = []
     if context_tasks_path.is_file():
-        from lis.tasks.io import read_tasks
-
         rows = read_tasks(context_tasks_path)
     elif int(sec["context_episodes"]):
         raise LisError(f"no context tasks at {context_tasks_path}", "run the context_tasks stage first")
@@ -121,9 +117,6 @@ def run_teacher_stage(params, out: Path, context_tasks_path: Path, image_manifes
 def _finished(tmp: Path, n: int) -> dict[int, dict[str, Any]]:
     """index → record of the episodes a partial file holds that finished (not interrupted; a torn
     last line, from a kill mid-write, is skipped)."""
-    from lis.agent.trajectory import INTERRUPTED
-    from lis.util.jsonl import read_jsonl
-
     if not tmp.is_file():
         return {}
     out: dict[int, dict[str, Any]] = {}

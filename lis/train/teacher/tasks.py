@@ -22,6 +22,9 @@ import logging
 import random
 import string
 
+from lis.errors import LisError
+from lis.tasks import load_samples
+from lis.tasks.chem import format_statement
 from lis.train.teacher import text as st
 from lis.tasks.schema import Task
 
@@ -56,9 +59,6 @@ def sample_tasks() -> dict[str, list[Task]]:
     A domain whose samples cannot be loaded (no checkout with data/samples) is left out with a
     warning; the manifest of the build records which domains were used.
     """
-    from lis.errors import LisError
-    from lis.tasks import load_samples
-
     out: dict[str, list[Task]] = {}
     for domain in SAMPLE_DOMAINS:
         try:
@@ -122,8 +122,6 @@ def _biomed(rng: random.Random, samples: list[Task]) -> Task:
 
 
 def _chem(rng: random.Random) -> Task:
-    from lis.tasks.chem import format_statement
-
     options = _options(rng, list(SMILES), 4)
     text = format_statement(rng.choice(CHEM_QUESTIONS).format(s=rng.choice(SMILES)), options)
     return Task(id="", domain="chem", problem_statement=text, ground_truth="", meta={"choices": list(options)})

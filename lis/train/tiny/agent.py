@@ -17,6 +17,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from lis.models.scripted import ScriptedModel
+from lis.paths import cache_dir
+from lis.runtime import agent_config
+from lis.sandbox.pool import SandboxPool
+from lis.train.teacher.run import run_teacher
+from lis.train.teacher.stage import teacher_items
+from lis.train.tiny.base import build_base
+from lis.util.code_version import code_version
+from lis.util.hashing import hash_obj
+
 log = logging.getLogger("lis.train.tiny")
 
 CODE = ("lis/train", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
@@ -25,13 +35,8 @@ CODE = ("lis/train", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "l
 def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
     """Base, teacher and SFT with ``params`` (sections base, teacher, sft, agent) into ``out``;
     the teacher runs in sandboxes of ``sandbox_config``. Returns the SFT manifest."""
-    from lis.sandbox.pool import SandboxPool
+    # lazy: loads torch; importing this module does not
     from lis.train.sft.stage import run_sft_stage, successful_records
-    from lis.train.teacher.run import run_teacher
-    from lis.runtime import agent_config
-    from lis.train.teacher.stage import teacher_items
-    from lis.train.tiny.base import build_base
-    from lis.models.scripted import ScriptedModel
 
     out = Path(out)
     work = Path(tempfile.mkdtemp(prefix=".tiny-agent.", dir=out.parent if out.parent.exists() else None))
@@ -63,9 +68,6 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
 
 
 def recipe_key(params, sandbox_config) -> str:
-    from lis.util.code_version import code_version
-    from lis.util.hashing import hash_obj
-
     return hash_obj({s: params.section(s) for s in ("base", "teacher", "sft")} |
                     {"agent": params.section("agent"), "image": sandbox_config.image or sandbox_config.rootfs,
                      "code": code_version(*CODE)})
@@ -75,8 +77,6 @@ def cached_tiny_agent(params, sandbox_config) -> Path:
     """The tiny agent of ``params`` built once into the cache folder (a lock lets one process build
     while others wait); returns its folder."""
     from filelock import FileLock
-
-    from lis.paths import cache_dir
 
     folder = cache_dir() / "models" / f"tiny-agent-{recipe_key(params, sandbox_config)}"
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lis.agent.tools.schemas import TOOLS
 from lis.errors import LisError
+from lis.prompts import render_prompts
+from lis.train.tiny import tokenizer as tt
 from lis.util.files import replace_dir, sha256_file
+from lis.util.hashing import hash_obj
 
 log = logging.getLogger("lis.train.base")
 
@@ -35,8 +39,7 @@ DEFAULT_ARCH = dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, 
 def _corpus_conversations(seed: int, episodes: int, context_tasks: list) -> list[tuple[list, list | None]]:
     """(messages, tools) rendered into the tokenizer's corpus: scripted teacher episodes (simulated,
     no sandbox needed: only their text matters here) and the first turn of each context task."""
-    from lis.agent.tools.schemas import TOOLS
-    from lis.prompts import render_prompts
+    # lazy: loads torch; importing this module does not
     from lis.train.teacher import episodes as synth
 
     convs = [(ep.messages, ep.tools) for ep in synth.episodes(episodes, seed)]
@@ -53,9 +56,6 @@ def build_base(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 4096, ma
     import torch
     import transformers
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
-
-    from lis.train.tiny import tokenizer as tt
-    from lis.util.hashing import hash_obj
 
     arch = {**DEFAULT_ARCH, **(arch or {})}
     out = Path(out_dir)

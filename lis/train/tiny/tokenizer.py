@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.models.toolcalls import arguments_as_dicts
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Qwen adds these as (non-special) single tokens: a tool call starts with exactly one token.
@@ -70,8 +71,6 @@ def rendered_texts(conversations: list[tuple[list[dict[str, Any]], list[dict] | 
     added tokens, which the tokenizer splits off before BPE: the merges then form over exactly
     the text BPE will see (role headers such as ``assistant\\n`` included)."""
     from transformers.utils.chat_template_utils import render_jinja_template
-
-    from lis.models.toolcalls import arguments_as_dicts
 
     template = chat_template()
     cut = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS + ADDED_TOKENS))
