@@ -6,17 +6,18 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import lis.prompts
+from lis import layout
 from lis.agent.loop import AgentConfig
 from lis.errors import LisError
 from lis.models.registry import fingerprint
+import lis.prompts
 from lis.runtime import model_spec
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj, hash_tree
 
 MODES = ("vanilla", "sandbox", "sandbox_inline")
-OUT_ROOT = Path("data/eval")
-JOURNAL_ROOT = Path("data/journal")
+OUT_ROOT = Path(layout.EVAL_ROOT)
+JOURNAL_ROOT = Path(layout.JOURNAL_ROOT)
 
 
 @dataclass(frozen=True)

@@ -18,22 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from lis import layout
 from lis.errors import LisError
 from lis.manifest import parse_json
 from lis.records import ImageManifestRecord, ModelManifestRecord, check
 from lis.util.jsonl import iter_jsonl
 
 ANALYSIS = {
-    "behaviour": "data/analysis/behaviour.json",
-    "turns": "data/analysis/behaviour/turns.jsonl",
-    "efficiency": "data/analysis/efficiency.json",
-    "storage": "data/analysis/storage.json",
-    "throughput": "data/bench/throughput.json",
+    "behaviour": layout.BEHAVIOUR,
+    "turns": layout.TURNS,
+    "efficiency": layout.EFFICIENCY,
+    "storage": layout.STORAGE,
+    "throughput": layout.THROUGHPUT,
 }
-IMAGE_MANIFEST = "data/image/manifest.json"
+IMAGE_MANIFEST = layout.IMAGE_MANIFEST
 REFERENCE = {
-    "paper_numbers": "data/reference/paper_numbers.yaml",
-    "design": "data/reference/design_tables.yaml",
+    "paper_numbers": layout.PAPER_NUMBERS,
+    "design": layout.DESIGN_TABLES,
 }
 MODES = ("vanilla", "sandbox")
 LEARNING_DOMAIN = "instruct_pretrain"     # the held-out context tasks of the learning check
@@ -55,7 +56,7 @@ class Job:
 
     @property
     def folder(self) -> str:
-        return f"data/eval/{self.model}/{self.domain}/{self.mode}"
+        return layout.EVAL_JOB.format(model=self.model, domain=self.domain, mode=self.mode)
 
     @property
     def metrics(self) -> str:
@@ -103,7 +104,7 @@ class ReportInputs:
         return Job(model, domain, mode) in self.jobs
 
     def run_files(self, run: str) -> tuple[str, str]:
-        return f"data/train/runs/{run}/metrics.json", f"data/train/runs/{run}/train_log.csv"
+        return layout.RUN_METRICS.format(run=run), layout.RUN_LOG.format(run=run)
 
     def learning_jobs(self) -> list[Job]:
         """The jobs whose episodes the learning check pairs by task: every model's held-out context
@@ -126,7 +127,7 @@ class ReportInputs:
         for r in self.replicates:
             for m in REPLICATE_MODELS:
                 j = self.replicate_job(r, m)
-                out += [j.metrics, j.trajectories, f"data/models/replicates/r{r}/{m}"]
+                out += [j.metrics, j.trajectories, layout.REPLICATE_MODEL.format(replicate=r, model=m)]
             out += list(self.run_files(self.replicate_run(r)))
         return out
 
@@ -137,7 +138,7 @@ class ReportInputs:
         out += [j.trajectories for j in (self.jobs if self.viewer else self.learning_jobs())]
         for r in self.runs:
             out += list(self.run_files(r))
-        out += [f"data/models/{m}" for m in self.model_dirs]
+        out += [layout.MODEL.format(model=m) for m in self.model_dirs]
         out += self.replicate_files()
         return list(dict.fromkeys(out))
 
@@ -220,15 +221,16 @@ class Reader:
         """data/models/<name>/manifest.json, or the card of an external model (card.json); a folder
         with neither is an error naming it."""
         for f in ("manifest.json", "card.json"):
-            rel = f"data/models/{name}/{f}"
+            rel = f"{layout.MODEL.format(model=name)}/{f}"
             if self.path(rel).is_file():
                 obj = self.json(rel)
                 if f == "manifest.json":
                     check(ModelManifestRecord, obj, where=rel)
                 return {"_file": rel, **obj}
-        if not self.path(f"data/models/{name}").is_dir():
-            raise self._missing(f"data/models/{name}")
-        raise LisError(f"data/models/{name} has neither manifest.json nor card.json",
+        folder = layout.MODEL.format(model=name)
+        if not self.path(folder).is_dir():
+            raise self._missing(folder)
+        raise LisError(f"{folder} has neither manifest.json nor card.json",
                        "rerun the stage that produces the model (or its model card)")
 
 

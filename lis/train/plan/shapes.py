@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lis import layout
 from lis.errors import LisError
 from lis.train.tiny.base import DEFAULT_ARCH
 from lis.train.tiny.random_model import read_config
 from lis.train.tiny.tokenizer import ADDED_TOKENS
 
-CONFIGS_DIR = Path("data/model_configs")
+CONFIGS_DIR = Path(layout.MODEL_CONFIGS_DIR)
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 

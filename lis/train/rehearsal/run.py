@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lis import layout
 from lis.models.local_hf import LocalHFModel
 from lis.models.server import ChatServer
 from lis.prompts import render_prompts
@@ -60,7 +61,7 @@ from lis.train.tiny.random_model import build_random
 
 log = logging.getLogger("lis.train.rehearsal")
 
-MODEL_CONFIG = "data/model_configs/qwen3-rehearsal.json"
+MODEL_CONFIG = f"{layout.MODEL_CONFIGS_DIR}/qwen3-rehearsal.json"
 LORA = {"rank": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
 CONFIGS = (
     {"name": "local-full", "server": False, "lora": {"rank": 0}, "is_mode": "none"},
