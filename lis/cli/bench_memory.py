@@ -12,8 +12,9 @@ import typer
 
 from lis.bench.memory import measure_memory
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.manifest import read_image_manifest
-from lis.manifest import write_json
+from lis.config.analysis import SandboxMemorySection
+from lis.manifest import read_image_manifest, write_json
+from lis.params import section_model
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
 from lis.util.log import console, setup_logging
@@ -40,8 +41,8 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
-    settings = p.settings("sandbox_memory")
-    settings.update({k: v for k, v in given.items() if v is not None})
+    section = {**p.section("sandbox_memory"), **{k: v for k, v in given.items() if v is not None}}
+    settings = section_model(SandboxMemorySection, section, "sandbox_memory", "params + options")
     manifest = None
     if image_manifest is not None:
         manifest = read_image_manifest(image_manifest)

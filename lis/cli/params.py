@@ -43,6 +43,8 @@ def schema(write: bool = typer.Option(False, "--write", help="Write the schema f
            ) -> None:
     """Print the params' JSON schema generated from the section models in lis/config (or write or check the file)."""
 
+    if file is not None and not (write or check):
+        raise ParamsError(f"--file {file}: given without --write or --check", "add --check (compare) or --write (write)")
     text = render_yaml()
     path = file or find_root() / SCHEMA_FILE
     if write:
