@@ -32,14 +32,22 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
 
     before = provider_containers()
     with ChatServer(model) as srv:
-        proc = subprocess.Popen(
-            [str(BIN / "inspect"), "eval", "lis/math", "--model", "openai-api/replay/replay", "-T", "mode=sandbox",
-             "-T", "profile=ci", "-T", f"params={math_project}",
-             "-T", f"tasks_file={math_project / 'data/tasks/math.jsonl'}", "--log-dir", str(tmp_path / "logs"),
-             "--display", "plain"],
-            cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}",
-                           "PYTHONFAULTHANDLER": "1"},  # SIGABRT below dumps every thread's stack
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        # Ctrl-C in a terminal reaches a process whose SIGINT is at its default. A suite started as a
+        # background job (`cmd &` in a script: SIGINT ignored) hands its children an ignored SIGINT, and
+        # `inspect eval` would never see the interrupt. A signal this process *catches* is reset to the
+        # default in the child at exec, so catch it while starting the child.
+        prev = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = subprocess.Popen(
+                [str(BIN / "inspect"), "eval", "lis/math", "--model", "openai-api/replay/replay", "-T", "mode=sandbox",
+                 "-T", "profile=ci", "-T", f"params={math_project}",
+                 "-T", f"tasks_file={math_project / 'data/tasks/math.jsonl'}", "--log-dir", str(tmp_path / "logs"),
+                 "--display", "plain"],
+                cwd=ROOT, env={**os.environ, **inspect_env(srv.base_url), "PATH": f"{BIN}:{os.environ['PATH']}",
+                               "PYTHONFAULTHANDLER": "1"},  # SIGABRT below dumps every thread's stack
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        finally:
+            signal.signal(signal.SIGINT, prev)
         ended = None
         try:
             deadline = time.monotonic() + 120
