@@ -87,9 +87,9 @@ _PATTERNS = {name: _regex(t) for name, t in templates().items()}
 
 def name_of(declared: str) -> str | None:
     """The name of the template a declared path is (placeholders of any spelling: Snakemake's
-    ``{m}``, DVC's ``${item.model}``, or a literal value), or None."""
+    ``{m}``, DVC's ``${item.model}``, or a literal value), or of the FREE folder it lies in, or None."""
     plain = re.sub(r"\$\{[^}]*\}|\{[^}]*\}", "x", declared.rstrip("/"))
-    free = next((d for d in FREE if plain.startswith(d + "/")), None)
+    free = next((n for n, t in templates().items() if t in FREE and plain.startswith(t + "/")), None)
     return free or next((n for n, rx in _PATTERNS.items() if rx.match(plain)), None)
 
 

@@ -68,8 +68,18 @@ def test_every_section_reads_as_its_typed_model(section):
     assert typed.model_dump(exclude_unset=True) == p.section(section)
 
 
-def test_the_models_fill_in_what_a_section_leaves_out():
-    p = load(ROOT, profile="smoke")
-    limits = p.settings("sandbox").limits
-    assert limits.nofile == 4096 or "nofile" in p.section("sandbox")["limits"]
-    assert p.settings("report").min_n >= 1
+def test_the_models_fill_in_what_a_section_leaves_out(proj):
+    """A key left out takes the model's default, which is the one the code used before (and the
+    sandbox's runtime Limits take theirs from the model)."""
+    from lis.sandbox.base import Limits
+
+    data = yaml.safe_load((proj / "params.yaml").read_text())
+    data["sandbox"]["limits"] = {}
+    for key in ("min_n", "paper_version", "trajectories"):
+        data["report"].pop(key, None)
+    (proj / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    p = load(proj, profile="full")
+    assert p.settings("sandbox").limits.model_dump() == vars(Limits()) == {
+        **vars(Limits()), "nofile": 4096, "memory_mb": 2048, "testbed_mb": 768}
+    report = p.settings("report")
+    assert (report.min_n, report.paper_version, report.trajectories) == (30, "v1", True)

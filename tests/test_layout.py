@@ -28,6 +28,7 @@ def test_templates_are_distinct_and_fill_in():
     ("data/models/grpo-files", "MODEL"),
     ("data/analysis/behaviour/table4.csv", "BEHAVIOUR_CSV"),
     ("paper_figures/index.md", "REPORT_FILE"),
+    ("data/samples/aime25/PROVENANCE.md", "SAMPLES_DIR"),
     ("data/evals/base/math/sandbox/metrics.json", None),
     ("data/analysis/storage2.json", None),
 ])
