@@ -35,26 +35,40 @@ from typer.core import TyperCommand, TyperGroup
 from lis.cli import boundary
 from lis.errors import LisError
 from lis.sandbox import registry
+from lis.stages import registry as stage_registry
 from lis.util import cancel, progress
 
 # Every sub-command, by name: the module (and attribute) that defines it. Nothing is imported until
 # a command line names it, so `lis tasks` loads the tasks command's code and nothing else; `lis
-# --help` loads them all. A group's extra sub-commands live in modules of their own (their stages'
-# code stays apart: `lis pipeline check` follows the module that defines the command).
-COMMANDS = {
-    "run": "lis.cli.run:run", "serve": "lis.cli.serve:serve", "tasks": "lis.cli.tasks:tasks",
-    "context-tasks": "lis.cli.context_tasks:context_tasks", "score": "lis.cli.score:score",
-    "doctor": "lis.cli.doctor:doctor", "report": "lis.cli.report:report", "view": "lis.cli.view:view",
-    "throughput": "lis.cli.throughput:throughput",
+# --help` loads them all. The pipeline's stage commands come from the stage registry (lis/stages:
+# each stage's command line and the function it runs, read without importing a stage); the tools
+# around them are listed here. A group's extra sub-commands live in modules of their own (their
+# stages' code stays apart: `lis pipeline check` follows the module that defines the command).
+TOOLS = {"run": "lis.cli.run:run", "serve": "lis.cli.serve:serve", "score": "lis.cli.score:score",
+         "doctor": "lis.cli.doctor:doctor", "view": "lis.cli.view:view"}
+GROUP_MODULES = {
+    "image": "lis.cli.image", "params": "lis.cli.params", "pipeline": "lis.cli.pipeline", "sandbox": "lis.cli.sandbox",
+    "bench": "lis.cli.bench", "behaviour": "lis.cli.behaviour", "efficiency": "lis.cli.efficiency",
+    "eval": "lis.cli.eval", "export": "lis.cli.export", "model": "lis.cli.model", "train": "lis.cli.train",
 }
-GROUPS = {
-    "image": ("lis.cli.image", {}), "params": ("lis.cli.params", {}), "pipeline": ("lis.cli.pipeline", {}),
-    "sandbox": ("lis.cli.sandbox", {}), "bench": ("lis.cli.bench", {"memory": "lis.cli.bench_memory:memory"}),
-    "behaviour": ("lis.cli.behaviour", {}),
-    "efficiency": ("lis.cli.efficiency", {"storage": "lis.cli.efficiency_storage:storage"}),
-    "eval": ("lis.cli.eval", {"summary": "lis.cli.eval_summary:summary"}), "export": ("lis.cli.export", {}),
-    "model": ("lis.cli.model", {}), "train": ("lis.cli.train", {"compare": "lis.cli.train_compare:compare"}),
-}
+TOOL_SUBCOMMANDS = {"eval": {"summary": "lis.cli.eval_summary:summary"},
+                    "train": {"compare": "lis.cli.train_compare:compare"}}
+
+
+def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
+    """(top-level commands, groups): the tools, plus each stage's command from the registry —
+    ``lis tasks ...`` a top-level command, ``lis train grpo ...`` a sub-command of ``train``."""
+    top, sub = dict(TOOLS), {g: dict(extra) for g, extra in TOOL_SUBCOMMANDS.items()}
+    for stage in stage_registry.stages():
+        words = stage.command_words[1:]
+        if len(words) == 1:
+            top[words[0]] = stage.entry
+        else:
+            sub.setdefault(words[0], {})[words[1]] = stage.entry
+    return top, {g: (module, sub.get(g, {})) for g, module in GROUP_MODULES.items()}
+
+
+COMMANDS, GROUPS = _commands()
 
 
 def _attr(target: str):

@@ -73,7 +73,7 @@ def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional
     return records
 
 
-@app.command("analyse")
+# `lis ... analyse`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files or eval job folders "
                                                          "(data/eval/<model>/<domain>/<mode>)."),
             jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "

@@ -9,11 +9,17 @@ from lis.cli import COMMANDS, GROUPS, command_callback, group_app
 def command_module(cmd: str) -> str:
     """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval").
     Raises ValueError when ``cmd`` runs no lis sub-command."""
+    return command_entry(cmd).partition(":")[0]
+
+
+def command_entry(cmd: str) -> str:
+    """``module:function`` of the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." →
+    "lis.cli.eval:run"). Raises ValueError when ``cmd`` runs no lis sub-command."""
     words = [w for w in shlex.split(cmd) if not w.startswith("-")]
     if not words or words[0] != "lis":
         raise ValueError(f"not a lis command: {cmd}")
     if len(words) > 1 and words[1] in COMMANDS:
-        return command_callback(words[1]).__module__
+        return _entry(command_callback(words[1]))
     if len(words) < 2 or words[1] not in GROUPS:
         raise ValueError(f"no lis command in: {cmd}")
     typer_app, rest = group_app(words[1]), words[2:]
@@ -27,5 +33,9 @@ def command_module(cmd: str) -> str:
                         if (c.name or c.callback.__name__.replace("_", "-")) == name), None)
         if command is None:
             break
-        return command.callback.__module__
+        return _entry(command.callback)
     raise ValueError(f"no lis command in: {cmd}")
+
+
+def _entry(function) -> str:
+    return f"{function.__module__}:{function.__name__}"

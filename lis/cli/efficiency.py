@@ -27,7 +27,7 @@ def _job_paths(eval_root: Path, p) -> list[Path]:
             for m in jobs["models"] for d in jobs["domains"] for mode in ("vanilla", "sandbox")]
 
 
-@app.command("tokens")
+# `lis ... tokens`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files of eval jobs (or the jobs' folders)."),
            jobs: bool = typer.Option(False, "--jobs", help="Read the trajectories of every job in the params' "
                                      "job lists (jobs.models x jobs.domains x vanilla/sandbox) under --eval-root."),

@@ -21,7 +21,7 @@ app = typer.Typer(help="Evaluate models in the sandbox and directly (vanilla), a
 log = logging.getLogger("lis.eval")
 
 
-@app.command("run")
+# `lis ... run`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of params.yaml."),
         domain: str = typer.Option(..., "--domain", "-d", help="math | physics | chem | biomed | long_context | instruct_follow."),
         mode: str = typer.Option(..., "--mode", help="vanilla | sandbox | sandbox_inline (long context: documents in the prompt)."),

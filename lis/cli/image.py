@@ -19,7 +19,7 @@ app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=
 log = logging.getLogger("lis.image")
 
 
-@app.command("build")
+# `lis ... build`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_okay=False, help="Manifest to write."),
           force: bool = typer.Option(False, "--force", help="Rebuild even if the content-hash tag exists."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,

@@ -22,7 +22,7 @@ app = typer.Typer(help="Models this pipeline does not train: record each one's c
 log = logging.getLogger("lis.model")
 
 
-@app.command("card")
+# `lis ... card`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def card(model: str = typer.Option(..., "--model", "-m", help="A models entry listed in jobs.external."),
          out: Path = typer.Option(..., "--out", help="Folder to write card.json into (data/models/<name>)."),
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,

@@ -47,7 +47,7 @@ def _read_jsonl(path: Path, what: str) -> list[dict]:
     return read_jsonl(path, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
 
 
-@app.command("base")
+# `lis ... base`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def base(out: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--out", help="Folder to write the base model into."),
          context_tasks: Optional[Path] = typer.Option(None, "--context-tasks",
                                                       help="Training context tasks whose prompts join the tiny "
@@ -86,7 +86,7 @@ def base(out: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--ou
     typer.echo(json.dumps({k: v for k, v in manifest.items() if k != "versions"}, indent=1))
 
 
-@app.command("teacher")
+# `lis ... teacher`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def teacher(out: Path = typer.Option(Path(layout.TEACHER_DIR), "--out", help="Folder for trajectories.jsonl and "
                                                                               "manifest.json."),
             context_tasks: Path = typer.Option(layout.path(layout.CONTEXT_TASKS, variant="files"), "--context-tasks",
@@ -106,7 +106,7 @@ def teacher(out: Path = typer.Option(Path(layout.TEACHER_DIR), "--out", help="Fo
              ", ".join(f"{k} {v['successful']}/{v['episodes']}" for k, v in manifest["by_source"].items()))
 
 
-@app.command("sft")
+# `lis ... sft`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def sft(base_dir: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--base", help="The model to fine-tune."),
         data: Path = typer.Option(Path(layout.TEACHER_TRAJECTORIES), "--data",
                                   help="Trajectory records; the successful ones are trained on."),
@@ -131,7 +131,7 @@ def sft(base_dir: Path = typer.Option(layout.path(layout.MODEL, model="base"), "
                           indent=1))
 
 
-@app.command("grpo")
+# `lis ... grpo`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
 def grpo(init: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--init", help="The model to start from."),
          data: str = typer.Option("files", "--data", help="Training-data variant: files | prompt | math "
                                                           "(data/train/context/<variant>.jsonl), or a JSONL path."),

@@ -1,11 +1,16 @@
-"""The Snakefile's rules and dvc.yaml's stages declare the same commands, deps, params and outputs."""
+"""The stage registry (lis/stages), the dvc.yaml rendered from it and the Snakefile's rules declare the same
+commands, deps, params and outputs."""
 from __future__ import annotations
+
+import shutil
 
 import pytest
 import yaml
 
-from lis.cli.commands import command_module
-from lis.pipeline import compare, dvc_stages, snakemake_jobs
+from lis.cli.commands import command_entry, command_module
+from lis.errors import LisError
+from lis.pipeline import compare, dvc_file, dvc_stages, snakemake_jobs
+from lis.stages import registry
 from tests.conftest import ROOT, run
 
 
@@ -43,49 +48,82 @@ def test_check_catches_drift(repo_copy, fn, expected):
     assert r.returncode == 1 and "difference(s)" in r.stderr
 
 
-@pytest.mark.slow
-def test_params_drift_in_snakefile_is_caught(repo_copy):
-    rule = repo_copy / "workflow/rules/report.smk"
-    text = rule.read_text()
-    assert 'stage_params("report", ' in text
-    rule.write_text(text.replace('stage_params("report", ', 'stage_params("report", "image", ', 1))
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
-    assert any("params differ: only snakemake ['image']" in p for p in problems), problems
-
-
-def _edit_both(repo, rule_file, old, new, dvc_fn):
-    path = repo / rule_file
+def _edit_stage(repo, module, old, new, regenerate=True):
+    """Edit lis/stages/<module>.py in the copy (and render its dvc.yaml again, as `lis pipeline dvc --write` would)."""
+    path = repo / "lis" / "stages" / f"{module}.py"
     text = path.read_text()
     assert old in text
-    path.write_text(text.replace(old, new))
-    _edit_dvc(repo, dvc_fn)
+    path.write_text(text.replace(old, new, 1))
+    if regenerate:
+        (repo / "dvc.yaml").write_text(dvc_file.render(repo))
 
 
-def _eval_stages(stages):
-    return [stages[k] for k in ("eval_vanilla", "eval_sandbox")] + [stages["eval_inline"]["do"]]
+@pytest.mark.slow
+def test_a_stage_edited_without_rendering_dvc_yaml_is_caught(repo_copy):
+    """The Snakefile reads the edited declaration at once; dvc.yaml, not rendered again, is stale:
+    both the staleness and the difference it makes are named."""
+    _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ', regenerate=False)
+    assert dvc_file.problems(repo_copy) and "lis pipeline dvc --write" in dvc_file.problems(repo_copy)[0]
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
+    assert any("params differ: only snakemake ['image']" in p for p in problems), problems
+    r = run(["lis", "pipeline", "dvc", "--check", "--root", str(repo_copy)], check=False)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "lis pipeline dvc --write" in r.stderr
+    r = run(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
+    assert r.returncode == 1 and "dvc.yaml is not what lis/stages/ renders" in r.stderr
+
+
+@pytest.mark.slow
+def test_a_stage_edited_and_rendered_is_declared_alike(repo_copy):
+    """One edit in lis/stages (and `lis pipeline dvc --write`) changes both declarations."""
+    _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ')
+    assert compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module) == []
+    report = next(d for d in dvc_stages(repo_copy) if "paper_figures/index.md" in d.outs)
+    assert "image" in report.params
 
 
 @pytest.mark.slow
 def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
-    """Both files agree, but neither declares the scorers the eval stages run."""
-    def drop(stages):
-        for st in _eval_stages(stages):
-            st["deps"].remove("lis/rewards")
-
-    _edit_both(repo_copy, "workflow/rules/eval.smk", '"lis/prompts", "lis/rewards",', '"lis/prompts",', drop)
+    """Both declarations agree (one source), but it does not declare the scorers the eval stages run."""
+    _edit_stage(repo_copy, "spec", '"lis/prompts", "lis/rewards", "lis/runtime",\n             "lis/sandbox", "lis/tasks", "lis/cli/eval.py"',
+                '"lis/prompts", "lis/runtime",\n             "lis/sandbox", "lis/tasks", "lis/cli/eval.py"')
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("runs code it does not declare as a dependency: lis/rewards/" in p for p in problems), problems
 
 
 @pytest.mark.slow
 def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
-    def add(stages):
-        stages["report"]["deps"].append("lis/agent")
-
-    _edit_both(repo_copy, "workflow/rules/report.smk", 'code(*CORE, "lis/report",', 'code(*CORE, "lis/agent", "lis/report",',
-               add)
+    _edit_stage(repo_copy, "report", 'code=("lis/report", ', 'code=("lis/agent", "lis/report", ')
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("declares code it does not run: lis/agent" in p for p in problems), problems
+
+
+def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
+    assert dvc_file.entry_problems(ROOT, command_entry) == []
+    copy = tmp_path / "lis" / "stages"
+    shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / "report.py"
+    path.write_text(path.read_text().replace('entry="lis.cli.report:report"', 'entry="lis.cli.view:view"'))
+    assert dvc_file.entry_problems(tmp_path, command_entry) == [
+        "stage report: entry lis.cli.view:view but its command runs lis.cli.report:report"]
+
+
+def test_the_registry_refuses_a_stage_it_does_not_list(tmp_path):
+    copy = tmp_path / "stages"
+    shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "extra.py").write_text((copy / "storage.py").read_text().replace('name="storage"', 'name="extra"'))
+    with pytest.raises(LisError, match="extra not in the registry's ORDER"):
+        registry.stages(copy)
+    (copy / "extra.py").unlink()
+    (copy / "storage.py").write_text((copy / "storage.py").read_text().replace('name="storage"', 'name="store"'))
+    with pytest.raises(LisError, match=r"STAGE must be Stage\(name='storage'"):
+        registry.stages(copy)
+
+
+def test_dvc_yaml_is_rendered_from_the_registry():
+    """The repository's dvc.yaml is exactly what lis/stages renders (`lis pipeline dvc --check`)."""
+    assert (ROOT / "dvc.yaml").read_text() == dvc_file.render(ROOT)
+    names = [s.name for s in registry.stages()]
+    assert names == list(registry.ORDER) and len(names) == 21
 
 
 @pytest.mark.slow

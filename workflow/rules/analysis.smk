@@ -12,8 +12,7 @@ def job_trajectories(modes):
 rule behaviour:
     input:
         job_trajectories(BEHAVIOUR_MODES),
-        code(*CORE, "lis/agent/__init__.py", "lis/agent/trajectory.py", "lis/analysis/__init__.py",
-             "lis/analysis/trajectories.py", "lis/analysis/behaviour", "lis/cli/behaviour.py"),
+        stage_code("behaviour"),
     output:
         "data/analysis/behaviour.json",
         "data/analysis/behaviour/groups.csv",
@@ -25,7 +24,7 @@ rule behaviour:
         "data/analysis/behaviour/turns.jsonl",
         "data/analysis/behaviour/turns.parquet",
     params:
-        **stage_params("behaviour", "jobs"),
+        **stage_params("behaviour"),
     log:
         "logs/analysis/behaviour.log",
     message:
@@ -38,15 +37,13 @@ rule behaviour:
 rule efficiency:
     input:
         job_trajectories(["vanilla", "sandbox"]),
-        code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_episodes.py", "lis/analysis/efficiency_stats.py",
-             "lis/analysis/efficiency_tables.py", "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py",
-             "lis/cli/efficiency.py"),
+        stage_code("efficiency"),
     output:
         "data/analysis/efficiency.json",
         "data/analysis/efficiency_episodes.csv",
         "data/analysis/efficiency_episodes.parquet",
     params:
-        **stage_params("efficiency", "jobs"),
+        **stage_params("efficiency"),
     log:
         "logs/analysis/efficiency.log",
     message:
@@ -59,12 +56,11 @@ rule efficiency:
 rule sandbox_memory:
     input:
         "data/image/manifest.json",
-        code(*CORE, "lis/paths.py", "lis/runtime/__init__.py", "lis/runtime/sandbox.py", "lis/sandbox",
-             "lis/bench/__init__.py", "lis/bench/memory.py", "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/cli/bench_memory.py"),
+        stage_code("sandbox_memory"),
     output:
         "data/bench/sandbox_memory.json",
     params:
-        **stage_params("sandbox_memory", "sandbox", "image"),
+        **stage_params("sandbox_memory"),
     log:
         "logs/bench/sandbox_memory.log",
     message:
@@ -79,13 +75,11 @@ rule throughput:
         [f"data/tasks/{d}.jsonl" for d in TP["domains"]],
         f"data/models/{TP['model']}",
         "data/image/manifest.json",
-        code(*CORE, "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runtime", "lis/sandbox",
-             "lis/tasks", "lis/bench/__init__.py", "lis/bench/throughput.py", "lis/analysis/__init__.py",
-             "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tokens.py", "lis/cli/throughput.py"),
+        stage_code("throughput"),
     output:
         "data/bench/throughput.json",
     params:
-        **stage_params("throughput", "models", "agent", "sandbox", "image"),
+        **stage_params("throughput"),
     log:
         "logs/bench/throughput.log",
     message:
@@ -100,8 +94,7 @@ rule storage:
         quoted="data/reference/storage_quoted.yaml",
         image="data/image/manifest.json",
         memory="data/bench/sandbox_memory.json",
-        code=code(*CORE, "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py",
-                  "lis/analysis/efficiency_storage.py", "lis/cli/efficiency_storage.py"),
+        code=stage_code("storage"),
     output:
         "data/analysis/storage.json",
     log:

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from lis.params import load as load_params
+from lis.stages.registry import stage as registry_stage
 
 # `lis` is the command of the interpreter running Snakemake (the venv), even when it is not activated.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -19,10 +20,10 @@ wildcard_constraints:
     domain="[a-z_]+",
 
 
-def stage_params(*sections):
-    """A rule's params: the profile and each merged section it reads. Snakemake re-runs the rule
-    when one of them changes; dvc.yaml lists the same keys (params.yaml and the overlay)."""
-    return {"profile": PROFILE, **{s: P.section_json(s) for s in sections}}
+def stage_params(name):
+    """A rule's params: the profile and each merged section its stage reads (lis/stages/<name>.py).
+    Snakemake re-runs the rule when one of them changes; dvc.yaml tracks the same keys."""
+    return {"profile": PROFILE, **{s: P.section_json(s) for s in registry_stage(name, STAGES_DIR).params}}
 
 
 def files_under(folder):
@@ -30,10 +31,16 @@ def files_under(folder):
     return sorted(p.as_posix() for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
-# The code each stage runs (dvc.yaml lists the same paths; `lis pipeline check` proves both cover
-# what the stage's command imports, and no more): a fix to a scorer re-scores, a fix to the loop
-# re-runs episodes, a change to the report only re-renders.
-CORE = ["lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/layout.py", "lis/manifest.py", "lis/records.py", "lis/util", "lis/cli/options.py"]
+# Each rule's code inputs and params come from its stage's declaration in lis/stages/ (the
+# registry dvc.yaml is rendered from): a fix to a scorer re-scores, a fix to the loop re-runs
+# episodes, a change to the report only re-renders. `lis pipeline check` proves the code a stage
+# declares is the code its command imports, and that the rule and dvc.yaml agree.
+STAGES_DIR = Path(workflow.basedir) / "lis" / "stages"
+
+
+def stage_code(name):
+    """The source files of the code stage ``name`` runs (lis/stages/<name>.py: CORE + its code)."""
+    return code(*registry_stage(name, STAGES_DIR).code_paths)
 
 
 def code(*paths):

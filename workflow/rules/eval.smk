@@ -1,20 +1,15 @@
 # Evaluation: one job per (model, domain, mode), so that caching is fine-grained. Every job resumes
 # from its journal (data/journal/): a re-run repeats no finished episode.
-EVAL_PARAMS = ("models", "agent", "scoring", "eval")
-EVAL_CODE = code(*CORE, "lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards",
-                 "lis/runtime", "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
-
-
 rule eval_vanilla:
     input:
         "data/tasks/{domain}.jsonl",
         "data/models/{model}",
-        EVAL_CODE,
+        stage_code("eval_vanilla"),
     output:
         "data/eval/{model}/{domain}/vanilla/metrics.json",
         "data/eval/{model}/{domain}/vanilla/trajectories.jsonl",
     params:
-        **stage_params(*EVAL_PARAMS),
+        **stage_params("eval_vanilla"),
     log:
         "logs/eval/{model}/{domain}/vanilla.log",
     message:
@@ -28,12 +23,12 @@ rule eval_sandbox:
         "data/tasks/{domain}.jsonl",
         "data/models/{model}",
         "data/image/manifest.json",
-        EVAL_CODE,
+        stage_code("eval_sandbox"),
     output:
         "data/eval/{model}/{domain}/sandbox/metrics.json",
         "data/eval/{model}/{domain}/sandbox/trajectories.jsonl",
     params:
-        **stage_params("sandbox", *EVAL_PARAMS),
+        **stage_params("eval_sandbox"),
     log:
         "logs/eval/{model}/{domain}/sandbox.log",
     message:
@@ -47,12 +42,12 @@ rule eval_inline:
         "data/tasks/long_context.jsonl",
         "data/models/{model}",
         "data/image/manifest.json",
-        EVAL_CODE,
+        stage_code("eval_inline"),
     output:
         "data/eval/{model}/long_context/sandbox_inline/metrics.json",
         "data/eval/{model}/long_context/sandbox_inline/trajectories.jsonl",
     params:
-        **stage_params("sandbox", *EVAL_PARAMS),
+        **stage_params("eval_inline"),
     log:
         "logs/eval/{model}/long_context/sandbox_inline.log",
     message:

@@ -2,7 +2,7 @@
 rule image:
     input:
         files_under(P.section("image")["context"]),
-        code(*CORE, "lis/paths.py", "lis/sandbox", "lis/cli/image.py"),
+        stage_code("image"),
     output:
         "data/image/manifest.json",
     params:

@@ -17,11 +17,11 @@ rule sft_replicate:
     input:
         base="data/models/base",
         data="data/train/teacher/trajectories.jsonl",
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("sft_replicate"),
     output:
         directory("data/models/replicates/r{replicate}/sft"),
     params:
-        **stage_params("sft"),
+        **stage_params("sft_replicate"),
     log:
         "logs/replicates/r{replicate}/sft.log",
     message:
@@ -38,13 +38,13 @@ rule grpo_replicate:
         init="data/models/replicates/r{replicate}/sft",
         data="data/train/context/files.jsonl",
         image="data/image/manifest.json",
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("grpo_replicate"),
     output:
         directory("data/models/replicates/r{replicate}/grpo-files"),
         "data/train/runs/replicates/r{replicate}/grpo-files/metrics.json",
         "data/train/runs/replicates/r{replicate}/grpo-files/train_log.csv",
     params:
-        **stage_params("grpo", "agent", "sandbox"),
+        **stage_params("grpo_replicate"),
     log:
         "logs/replicates/r{replicate}/grpo-files.log",
     message:
@@ -60,14 +60,14 @@ rule eval_replicate:
         "data/tasks/instruct_pretrain.jsonl",
         "data/models/replicates/r{replicate}/{model}",
         "data/image/manifest.json",
-        EVAL_CODE,
+        stage_code("eval_replicate"),
     output:
         "data/eval/replicates/r{replicate}/{model}/instruct_pretrain/sandbox/metrics.json",
         "data/eval/replicates/r{replicate}/{model}/instruct_pretrain/sandbox/trajectories.jsonl",
     wildcard_constraints:
         model="sft|grpo-files",
     params:
-        **stage_params("sandbox", *EVAL_PARAMS),
+        **stage_params("eval_replicate"),
     log:
         "logs/replicates/r{replicate}/eval-{model}.log",
     message:

@@ -8,7 +8,7 @@ rule report:
     input:
         manifest="data/image/manifest.json",
         declared=declared_inputs(P.data),
-        code=code(*CORE, "lis/report", "lis/cli/report.py"),
+        code=stage_code("report"),
     output:  # everything the report writes (all of it versioned: dvc push carries the whole of paper_figures/)
         "paper_figures/index.md",
         "paper_figures/index.json",
@@ -17,7 +17,7 @@ rule report:
         directory("paper_figures/figures"),
         directory("paper_figures/trajectories"),   # the trajectory viewer (report.trajectories: true, the default)
     params:
-        **stage_params("report", "jobs", "models", "tasks"),
+        **stage_params("report"),
     log:
         "logs/report.log",
     message:

@@ -2,7 +2,7 @@
 rule tasks:
     input:
         files_under(P.section("tasks")["samples_dir"]),
-        code(*CORE, "lis/context_tasks", "lis/tasks", "lis/cli/tasks.py"),
+        stage_code("tasks"),
     output:
         "data/tasks/{domain}.jsonl",
         "data/tasks/{domain}.manifest.json",

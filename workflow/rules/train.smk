@@ -2,22 +2,20 @@
 # → GRPO in the sandbox (one run per training-data variant, Table 7) and the LLM-RL baseline.
 # Every trained model lands in data/models/<name>; external models get a card there instead, so
 # that evaluation depends on data/models/<model> whoever made it.
-TRAIN_CODE = ["lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
-              "lis/tasks", "lis/train", "lis/context_tasks"]
 EXTERNAL = JOBS["external"]
 
 
 rule context_tasks:
     input:
         files_under(P.section("tasks")["samples_dir"]),
-        code(*CORE, "lis/context_tasks", "lis/tasks", "lis/cli/context_tasks.py"),
+        stage_code("context_tasks"),
     output:
         "data/train/context/files.jsonl",
         "data/train/context/prompt.jsonl",
         "data/train/context/math.jsonl",
         "data/train/context/manifest.json",
     params:
-        **stage_params("tasks"),
+        **stage_params("context_tasks"),
     log:
         "logs/train/context_tasks.log",
     message:
@@ -31,7 +29,7 @@ rule base:
     input:
         context="data/train/context/files.jsonl",
         samples=files_under(P.section("tasks")["samples_dir"]),
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("base"),
     output:
         directory("data/models/base"),
     params:
@@ -50,12 +48,12 @@ rule teacher:
         context="data/train/context/files.jsonl",
         image="data/image/manifest.json",
         samples=files_under(P.section("tasks")["samples_dir"]),
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("teacher"),
     output:
         "data/train/teacher/trajectories.jsonl",
         "data/train/teacher/manifest.json",
     params:
-        **stage_params("teacher", "agent", "sandbox", "models"),
+        **stage_params("teacher"),
     log:
         "logs/train/teacher.log",
     message:
@@ -71,7 +69,7 @@ rule sft:
     input:
         base="data/models/base",
         data="data/train/teacher/trajectories.jsonl",
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("sft"),
     output:
         directory("data/models/sft"),
     params:
@@ -91,7 +89,7 @@ rule grpo:
         init="data/models/sft",
         data="data/train/context/{variant}.jsonl",
         image="data/image/manifest.json",
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("grpo"),
     output:
         directory("data/models/grpo-{variant}"),
         "data/train/runs/grpo-{variant}/metrics.json",
@@ -99,7 +97,7 @@ rule grpo:
     wildcard_constraints:
         variant="files|prompt|math",
     params:
-        **stage_params("grpo", "agent", "sandbox"),
+        **stage_params("grpo"),
     log:
         "logs/train/grpo-{variant}.log",
     message:
@@ -115,13 +113,13 @@ rule llm_rl:
         init="data/models/sft",
         data="data/train/context/files.jsonl",
         image="data/image/manifest.json",
-        code=code(*CORE, *TRAIN_CODE, "lis/cli/train.py"),
+        code=stage_code("llm_rl"),
     output:
         directory("data/models/llm-rl"),
         "data/train/runs/llm-rl/metrics.json",
         "data/train/runs/llm-rl/train_log.csv",
     params:
-        **stage_params("grpo", "llm_rl", "agent", "sandbox"),
+        **stage_params("llm_rl"),
     log:
         "logs/train/llm-rl.log",
     message:
@@ -133,13 +131,13 @@ rule llm_rl:
 
 rule model_card:
     input:
-        code(*CORE, "lis/paths.py", "lis/agent", "lis/models", "lis/runtime", "lis/sandbox", "lis/cli/model.py"),
+        stage_code("model_card"),
     output:
         directory("data/models/{name}"),
     wildcard_constraints:
         name="|".join(re.escape(m) for m in EXTERNAL) or "(?!)",
     params:
-        **stage_params("models"),
+        **stage_params("model_card"),
     log:
         "logs/models/{name}.log",
     message:

@@ -1,0 +1,17 @@
+"""The ``eval_vanilla`` stage: Eval <model> / <domain> / vanilla."""
+from __future__ import annotations
+
+from lis.stages.spec import EVAL_CODE, EVAL_PARAMS, Stage
+
+STAGE = Stage(
+    name="eval_vanilla",
+    matrix={"model": "${jobs.models}", "domain": "${jobs.domains}"},
+    cmd=("lis eval run --model ${item.model} --domain ${item.domain} --mode vanilla --profile "
+         "${profile} --log logs/eval/${item.model}/${item.domain}/vanilla.log"),
+    entry="lis.cli.eval:run",
+    params=EVAL_PARAMS,
+    deps=("data/tasks/${item.domain}.jsonl", "data/models/${item.model}"),
+    code=EVAL_CODE,
+    outs=("data/eval/${item.model}/${item.domain}/vanilla/trajectories.jsonl",),
+    metrics=("data/eval/${item.model}/${item.domain}/vanilla/metrics.json",),
+)

@@ -1,0 +1,21 @@
+"""The ``sft_replicate`` stage: Learning check, replicate <replicate>: SFT (seed sft.seed + <replicate>)."""
+from __future__ import annotations
+
+from lis.stages.spec import TRAIN_CODE, Stage
+
+STAGE = Stage(
+    name="sft_replicate",
+    comment=(
+        "The learning check over seeds (jobs.replicates; workflow/rules/replicates.smk): replicate r repeats",
+        "SFT (sft.seed + r) -> GRPO on files (grpo.seed + r) -> held-out evaluation under data/{models,train/runs,eval}/replicates/r<r>/.",
+    ),
+    foreach="${jobs.replicates}",
+    cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
+         "data/models/replicates/r${item}/sft --seed-offset ${item} --profile ${profile} --log "
+         "logs/replicates/r${item}/sft.log"),
+    entry="lis.cli.train:sft",
+    params=("sft",),
+    deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
+    code=(*TRAIN_CODE, "lis/cli/train.py"),
+    outs=("data/models/replicates/r${item}/sft",),
+)

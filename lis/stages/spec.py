@@ -1,0 +1,77 @@
+"""What a pipeline stage declares (:class:`Stage`), and the code every stage runs (:data:`CORE`).
+
+Paths are written as ``dvc.yaml`` writes them: ``${profile}``, ``${item}`` / ``${item.model}`` for
+a stage run once per job (``foreach`` / ``matrix``), ``${section.key}`` for a path that params name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# The code every stage runs: the package root, params and their models, artifact paths, records, utilities.
+CORE = ("lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/layout.py", "lis/manifest.py",
+        "lis/records.py", "lis/util", "lis/cli/options.py")
+# What the training stages run, beside their command's module.
+TRAIN_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
+              "lis/tasks", "lis/train", "lis/context_tasks")
+# What an evaluation job runs, and the sections it reads.
+EVAL_CODE = ("lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime",
+             "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
+EVAL_PARAMS = ("models", "agent", "scoring", "eval")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A ``dvc plots`` file: a CSV and its x and y columns."""
+
+    path: str
+    x: str
+    y: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: one ``lis`` command, declared once.
+
+    ``dvc.yaml`` is rendered from it (:mod:`lis.pipeline.dvc_file`); the Snakemake rule of the same
+    name takes its code inputs and params from it; ``lis pipeline check`` proves the rule's command,
+    inputs and outputs are these.
+    """
+
+    name: str
+    """The stage's name: its ``dvc.yaml`` stage and its Snakemake rule."""
+    cmd: str
+    """The command line, with ``dvc.yaml``'s ``${...}`` placeholders."""
+    entry: str
+    """``module:function`` of the command it runs (checked against the CLI by ``lis pipeline check``)."""
+    params: tuple[str, ...] = ()
+    """The params sections it reads, in order; a section only params.yaml may set (``jobs``) is tracked
+    there alone, every other one in params.yaml and in the profile overlay. Empty: it reads no params."""
+    deps: tuple[str, ...] = ()
+    """Its data inputs (files or folders)."""
+    code: tuple[str, ...] = ()
+    """The code it runs beside :data:`CORE` (files or folders under ``lis/``)."""
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    plots: tuple[Plot, ...] = ()
+    foreach: str = ""
+    """Run once per item of this list (``${jobs.domains}``); ``${item}`` in paths."""
+    matrix: dict = field(default_factory=dict)
+    """Run once per combination (``{"model": "${jobs.models}", "domain": "${jobs.domains}"}``);
+    ``${item.<key>}`` in paths."""
+    comment: tuple[str, ...] = ()
+    """Comment lines written above the stage in ``dvc.yaml``."""
+
+    @property
+    def code_paths(self) -> tuple[str, ...]:
+        """Every code dependency: :data:`CORE`, then the stage's own."""
+        return CORE + self.code
+
+    @property
+    def command_words(self) -> tuple[str, ...]:
+        """The command's words before its first option: ``("lis", "train", "grpo")``."""
+        words = []
+        for word in self.cmd.split():
+            if word.startswith("-"):
+                break
+            words.append(word)
+        return tuple(words)
