@@ -1,19 +1,16 @@
-"""``lis efficiency storage``: Table 12 — storage and sandbox memory, ours beside the paper's (a stage)."""
+"""``lis efficiency storage``: the command line of the ``storage`` stage (lis/stages/storage.py): its
+options, then the stage's ``run``, then a summary on the terminal."""
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from lis import layout
-from lis.analysis.efficiency_storage import storage_report
 from lis.cli.options import LogFile, Verbose
-from lis.manifest import write_json
+from lis.stages import storage as stage
 from lis.util.log import setup_logging
-
-log = logging.getLogger("lis.efficiency")
 
 
 def storage(quoted: Path = typer.Option(Path(layout.STORAGE_QUOTED), "--quoted",
@@ -28,9 +25,7 @@ def storage(quoted: Path = typer.Option(Path(layout.STORAGE_QUOTED), "--quoted",
     sets it quotes, and our sandbox memory (idle, busy peak; mean, n, interval) beside the paper's."""
 
     setup_logging(log_file, verbose)
-    report = storage_report(quoted, image_manifest, memory)
-    write_json(out, report)
-    log.info("wrote %s", out)
+    report = stage.run(None, {"quoted": quoted, "image_manifest": image_manifest, "memory": memory}, {"out": out})
     for row in report["images"]:
         typer.echo(f"{row['name']:<26} {row['kind']:<22} {row['size_gb']:>10} GB  ({row['origin']})")
     for key in ("idle", "busy_peak", "busy_cgroup_peak"):
