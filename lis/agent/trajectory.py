@@ -3,9 +3,10 @@ the episode ends (:func:`lis.util.jsonl.append_jsonl`), with everything behaviou
 analyses need afterwards."""
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from lis.agent.tools.stderr_order import programs_at_once
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 
@@ -23,9 +24,6 @@ def wall_clock_limited(record: "Trajectory") -> bool:
     return record.termination == "timeout" or any(c.timed_out for s in record.steps for c in s.calls)
 
 
-# processes that run at once: a pipe (not ||, |& included) or a background & (not &&, >&, &>)
-_AT_ONCE = re.compile(r"(?<!\|)\|(?!\|)|(?<![&>])&(?![&>])")
-_PROGRAM_MESSAGE = re.compile(r"^([A-Za-z0-9_.+-]+): ", re.M)  # "grep: ...", "cut: ...", "bash: ..."
 
 
 def concurrent_output(record: "Trajectory") -> bool:
@@ -34,15 +32,14 @@ def concurrent_output(record: "Trajectory") -> bool:
     decides their order, so the same commands can give another observation and the episode another
     course. Seen in a deterministic GRPO run: ``grep -n river MISSING | cut -m 3 ...`` printed cut's
     error before grep's in one run and after it in another. A heuristic (a program's message is a line
-    ``name: ...``); the deterministic mode reports it beside :func:`wall_clock_limited`."""
+    ``name: ...``); the deterministic mode puts such output in a fixed order
+    (:mod:`lis.agent.tools.stderr_order`) and reports how many episodes had it."""
     for s in record.steps:
         for c in s.calls:
             if c.tool != "execute_bash" or not isinstance(c.arguments, dict):
                 continue
-            if not _AT_ONCE.search(str(c.arguments.get("command") or "")):
-                continue
             stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
-            if len(set(_PROGRAM_MESSAGE.findall(stderr))) >= 2:
+            if programs_at_once(str(c.arguments.get("command") or ""), stderr):
                 return True
     return False
 

@@ -11,17 +11,19 @@ from lis.sandbox.base import SandboxConfig
 
 
 def agent_config(params, *, spec: dict[str, Any] | None = None, domain: str | None = None,
-                 sandbox: SandboxConfig | None = None) -> AgentConfig:
+                 sandbox: SandboxConfig | None = None, deterministic: bool = False) -> AgentConfig:
     """The agent settings of an episode: turn, context and time limits and the observation format
     from the ``agent`` section; the context limit of ``domain`` (``max_context_tokens_by_domain``,
     else ``max_context_tokens``; None: the latter); the sampling of the model entry ``spec``
     (:func:`lis.runtime.model_spec`; None: the defaults); the command timeout and output cap of
-    ``sandbox`` (None: a vanilla episode, the tools' defaults)."""
+    ``sandbox`` (None: a vanilla episode, the tools' defaults). ``deterministic`` (the rollout's or the
+    evaluation's deterministic mode): the error output of programs a command runs at once comes in a
+    fixed order (:mod:`lis.agent.tools.stderr_order`)."""
     a = params.section("agent")
     obs = a["observation"]
     exts = (a.get("editor") or {}).get("view_extensions")
     tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
-                         view_extensions=tuple(exts) if exts else None)
+                         view_extensions=tuple(exts) if exts else None, stderr_by_program=deterministic)
     if sandbox is not None:
         tools = dataclasses.replace(tools, command_timeout_s=sandbox.command_timeout_s,
                                     max_output_bytes=sandbox.limits.max_output_bytes)

@@ -2,6 +2,7 @@
 argument) becomes an error observation the model can recover from, never an exception."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 from lis.agent.tools.editor import EditorError, run_editor
 from lis.agent.tools.observation import bash_observation, echo, editor_observation
 from lis.agent.tools.schemas import TOOL_NAMES
+from lis.agent.tools.stderr_order import by_program
 from lis.sandbox.base import Sandbox
 
 FINISHED = "<<< Finished >>>"
@@ -23,6 +25,7 @@ class ToolSettings:
     keep: int = 40
     max_chars: int = 20000    # per stream, after line truncation
     view_extensions: tuple[str, ...] | None = None  # editor view: None = any text file; (".py", ".rst") = 0.2's rule
+    stderr_by_program: bool = False  # the deterministic mode: programs run at once get their stderr in a fixed order
 
 
 @dataclass
@@ -68,6 +71,8 @@ def execute_tool_call(sb: Sandbox, name: str | None, raw_arguments: Any, setting
             return ToolOutcome("Error: No command provided. Call execute_bash with a non-empty `command`.", name, args,
                                error="missing_argument")
         r = sb.exec(command, timeout=settings.command_timeout_s)
+        if settings.stderr_by_program:
+            r = dataclasses.replace(r, stderr=by_program(command, r.stderr))
         obs = bash_observation(r, timeout_s=settings.command_timeout_s, max_output_bytes=settings.max_output_bytes,
                                max_lines=settings.max_lines, keep=settings.keep, max_chars=settings.max_chars)
         return ToolOutcome(obs, name, args, exit_code=-1 if r.timed_out or r.exit_code is None else r.exit_code,
