@@ -16,47 +16,21 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.analysis.behaviour.aggregate import episode_rows
 from lis.analysis.behaviour.classify import classify_episode
-from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
+from lis.analysis.behaviour.inputs import load_trajectories
 from lis.analysis.behaviour.official import import_official, import_rl_jsonl
-from lis.analysis.behaviour.report import behaviour_report, write_csvs, write_turns
 from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
-from lis.analysis.behaviour.settings import validate_settings
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
-from lis.manifest import write_json
+from lis.stages import behaviour as stage
 from lis.util.jsonl import write_jsonl
 from lis.util.log import setup_logging
-from lis.util.progress import at, Progress
 
 log = logging.getLogger("lis.behaviour")
 app = typer.Typer(help="Behaviour analysis: capability usage per turn, reasoning patterns (docs/behaviour.md).",
                   no_args_is_help=True)
 FORMATS = ("ours", "official", "rl")
 BEGIN, END = "<!-- behaviour-rules:begin -->", "<!-- behaviour-rules:end -->"
-
-
-def _settings(settings_file: Optional[Path], params) -> dict:
-    if settings_file is not None:
-        import yaml
-
-        try:
-            data = yaml.safe_load(settings_file.read_text(encoding="utf-8")) or {}
-        except OSError as e:
-            raise LisError(f"behaviour settings file {settings_file} cannot be read: {e.strerror or e}",
-                           "give a YAML file of the behaviour keys") from None
-        except yaml.YAMLError as e:
-            raise LisError(f"behaviour settings file {settings_file} is not valid YAML: "
-                           f"{' '.join(str(e).split())[:160]}", "fix the file") from None
-        if isinstance(data, dict) and isinstance(data.get("behaviour"), dict):
-            data = data["behaviour"]
-        if not isinstance(data, dict):
-            raise LisError(f"behaviour settings file {settings_file} is not a mapping", "give the behaviour keys")
-        return validate_settings(data, f"settings file {settings_file}")
-    if params is not None and isinstance(params.data.get("behaviour"), dict):
-        return validate_settings(params.data["behaviour"], "params section")
-    return validate_settings({})
 
 
 def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional[str], mode: Optional[str]):
@@ -73,7 +47,8 @@ def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional
     return records
 
 
-# `lis ... analyse`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
+# `lis ... analyse`: the command line of the `behaviour` stage (lis/stages/behaviour.py): its options, then the
+# stage's `resolve` and `run`, then a summary on the terminal; attached from the declaration (lis.cli.GROUPS)
 def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files or eval job folders "
                                                          "(data/eval/<model>/<domain>/<mode>)."),
             jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "
@@ -97,34 +72,9 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
 
     setup_logging(log_file, verbose)
     params = load_params(profile, params_file) if (jobs or profile or params_file) else None
-    settings = _settings(settings_file, params)
-    files = list(paths or [])
-    if jobs:
-        j = params.section("jobs")
-        files += jobs_paths(eval_root, j["models"], j["domains"], settings["modes"])
-    if not files:
-        raise LisError("no trajectories given", "pass trajectories.jsonl files or job folders, or --jobs")
-    inputs, records = load_trajectories(files)
-    if not records and not jobs:
-        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
-                       "give trajectories.jsonl files or eval job folders that hold episodes")
-    rules = load_rules()
-    bar = Progress("behaviour", len(records))
-    rows = []
-    for r in records:
-        rows += episode_rows([r], rules, settings["include_reasoning"], keep_verdicts=turns_out is not None)
-        bar.advance()
-    bar.close()
-    at("behaviour: rates and bootstrap intervals")
-    report = behaviour_report(records, inputs, settings, rules, rows)
-    write_json(out, report)
-    log.info("wrote %s (%d episodes from %d files)", out, len(records), len(files))
-    if csv_dir is not None:
-        for p in write_csvs(report, csv_dir):
-            log.info("wrote %s", p)
-    if turns_out is not None:
-        for p in write_turns(rows, turns_out):
-            log.info("wrote %s", p)
+    settings = stage.resolve(params, settings_file, jobs)
+    report = stage.run(settings, {"trajectories": list(paths or []), "eval_root": eval_root},
+                       {"out": out, "csv_dir": csv_dir, "turns_out": turns_out})
     for g in report["groups"]:
         u = g["usage"]
         cell = lambda c: "-" if u[c]["value"] is None else f"{100 * u[c]['value']:.1f}%"  # noqa: E731

@@ -1,4 +1,6 @@
-"""``lis bench memory``: memory of one sandbox, idle and busy, from its cgroup (Table 12; a stage).
+"""``lis bench memory``: the command line of the ``sandbox_memory`` stage (lis/stages/sandbox_memory.py):
+memory of one sandbox, idle and busy, from its cgroup (Table 12). Its options, then the stage's
+``resolve`` and ``run``, then the result on the terminal.
 
 Registered under ``lis bench`` by lis/cli/__init__.py; a module of its own so that the stage's code
 is the memory measurement alone (lis pipeline check)."""
@@ -10,15 +12,10 @@ from typing import Optional
 
 import typer
 
-from lis.bench.memory import measure_memory
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.config.analysis import SandboxMemorySection
-from lis.manifest import read_image_manifest, write_json
-from lis.params import section_model
-from lis.runtime import sandbox_config
 from lis.sandbox import registry
-from lis.util.log import console, setup_logging
-
+from lis.stages import sandbox_memory as stage
+from lis.util.log import setup_logging
 
 
 def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
@@ -39,17 +36,8 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    p = load_params(profile, params_file)
-    given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
-    section = {**p.section("sandbox_memory"), **{k: v for k, v in given.items() if v is not None}}
-    settings = section_model(SandboxMemorySection, section, "sandbox_memory", "params + options")
-    manifest = None
-    if image_manifest is not None:
-        manifest = read_image_manifest(image_manifest)
-    cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest, overrides={"backend": backend})
-    with console.status("measuring memory") as status:
-        res = measure_memory(cfg, n=settings.n, settle_s=float(settings.settle_s),
-                             interval_s=float(settings.interval_s), progress=lambda s: status.update(f"measuring: {s}"))
-    if out:
-        write_json(out, res)
+    settings = stage.resolve(load_params(profile, params_file), backend=backend, n=n, settle_s=settle_s,
+                             interval_s=interval_s)
+    res = stage.run(settings, {"image_manifest": image_manifest} if image_manifest is not None else {},
+                    {"out": out} if out else {})
     typer.echo(json.dumps(res, indent=1))

@@ -3,31 +3,21 @@
 each stage's code is its own analysis; both registered by lis/cli/__init__.py)."""
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from lis import layout
-from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.errors import LisError
-from lis.manifest import write_json
+from lis.stages import efficiency as stage
 from lis.util.log import setup_logging
 
-log = logging.getLogger("lis.efficiency")
 app = typer.Typer(help="Efficiency analyses (definitions: docs/efficiency.md).", no_args_is_help=True)
 
 
-def _job_paths(eval_root: Path, p) -> list[Path]:
-    """The trajectories of every job the params' job lists call for, in vanilla and sandbox mode."""
-    jobs = p.section("jobs")
-    return [eval_root / m / d / mode / "trajectories.jsonl"
-            for m in jobs["models"] for d in jobs["domains"] for mode in ("vanilla", "sandbox")]
-
-
-# `lis ... tokens`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
+# `lis ... tokens`: the command line of the `efficiency` stage (lis/stages/efficiency.py): its options, then the
+# stage's `resolve` and `run`, then a summary on the terminal; attached from the declaration (lis.cli.GROUPS)
 def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files of eval jobs (or the jobs' folders)."),
            jobs: bool = typer.Option(False, "--jobs", help="Read the trajectories of every job in the params' "
                                      "job lists (jobs.models x jobs.domains x vanilla/sandbox) under --eval-root."),
@@ -45,25 +35,10 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
     Reads exactly the files given (or the params' jobs with --jobs)."""
 
     setup_logging(log_file, verbose)
-    files = list(paths or [])
-    if jobs or replicates is None:
-        p = load_params(profile, params_file)
-        if jobs:
-            files += _job_paths(eval_root, p)
-        if replicates is None:
-            replicates = p.settings("efficiency").replicates
-    if not files:
-        raise LisError("no trajectories given", "pass trajectories.jsonl files, or --jobs to read the params' jobs")
-    inputs, episodes = load_episodes(files)
-    if not episodes and not jobs:
-        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
-                       "give trajectories.jsonl files of eval jobs that hold episodes")
-    report = efficiency_report(episodes, inputs, b=replicates)
-    write_json(out, report)
-    log.info("wrote %s (%d episodes from %d files, %d groups)", out, len(episodes), len(files), len(report["groups"]))
-    if episodes_csv is not None:
-        write_episodes_csv(episodes_csv, episodes)
-        log.info("wrote %s", episodes_csv)
+    params = load_params(profile, params_file) if (jobs or replicates is None) else None
+    settings = stage.resolve(params, jobs=jobs, replicates=replicates)
+    report = stage.run(settings, {"trajectories": list(paths or []), "eval_root": eval_root},
+                       {"out": out, "episodes_csv": episodes_csv})
     for row in report["table10"]:
         van, sbx, ratio = row.get("vanilla"), row.get("sandbox"), row.get("ratio")
         cell = lambda c: f"{c['total']['mean']} (n={c['total']['n']})" if c and c["total"]["mean"] is not None else "-"

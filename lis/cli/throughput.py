@@ -1,48 +1,23 @@
-"""``lis throughput``: queries per minute, vanilla vs sandbox, against one model endpoint (a stage)."""
+"""``lis throughput``: the command line of the ``throughput`` stage (lis/stages/throughput.py): queries
+per minute, vanilla vs sandbox, against one model endpoint. Its options, then the stage's ``resolve``
+and ``run``, then the summary on the terminal."""
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from lis import layout
-from lis.bench.throughput import model_endpoint, run_throughput, ThroughputSettings
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.errors import LisError
-from lis.manifest import write_json
-from lis.models.serve_plan import serving
-from lis.runtime import agent_config, model_spec, MODELS_HINT, sandbox_config
 from lis.sandbox import registry
-from lis.tasks.io import read_tasks
-from lis.util.log import console, setup_logging
-
-log = logging.getLogger("lis.throughput")
+from lis.stages import throughput as stage
+from lis.util.log import setup_logging
 
 
 def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:
-    """The first ``n`` tasks of ``tasks_dir/<domain>.jsonl`` for each domain (the file read as every
-    stage reads a task set: :func:`lis.tasks.io.read_tasks`). Raises LisError naming a missing file or
-    a line that is not a task."""
-
-    out = []
-    for d in domains:
-        path = tasks_dir / f"{d}.jsonl"
-        if not path.is_file():
-            raise LisError(f"no task file {path}", f"run the tasks stage first (lis tasks --domain {d} --out {path})")
-        got = read_tasks(path)[:n]
-        if not got:
-            raise LisError(f"task file {path} has no tasks", f"rebuild it with lis tasks --domain {d}")
-        if len(got) < n:
-            log.warning("%s has %d task(s), fewer than throughput.tasks=%d: using them all", path, len(got), n)
-        out += got
-    return out
 
 
 def throughput(out: Path = typer.Option(Path(layout.THROUGHPUT), "--out", dir_okay=False, help="JSON to write."),
@@ -67,36 +42,9 @@ def throughput(out: Path = typer.Option(Path(layout.THROUGHPUT), "--out", dir_ok
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    p = load_params(profile, params_file)
-    section = p.data.get("throughput")
-    if section is None:
-        log.info("params have no `throughput` section: using the defaults (docs/efficiency.md) and the options")
-    s = ThroughputSettings.from_params(section, model=model, domains=_csv(domains), tasks=tasks,
-                                       concurrency=concurrency, repeats=repeats, modes=_csv(modes), warm=warm,
-                                       warmup=warmup, serve=serve)
-    spec = model_spec(p, s.model, hint=f"{MODELS_HINT}, or pick one with --model")
-    task_list = load_tasks(tasks_dir, s.domains, s.tasks)
-    sandbox_cfg = None
-    if any(m != "vanilla" for m in s.modes):
-        manifest = None
-        if image_manifest is not None:
-            try:
-                manifest = json.loads(image_manifest.read_text())
-            except (OSError, ValueError) as e:
-                raise LisError(f"cannot read the image manifest {image_manifest}: {type(e).__name__}",
-                               "run the image stage (lis image build) first") from None
-        sandbox_cfg = sandbox_config(p, run_id=f"throughput-{registry.RUN_ID}", image_manifest=manifest)
-
-    def cfg_for(domain: str, mode: str):
-        return agent_config(p, spec=spec, domain=domain, sandbox=sandbox_cfg if mode != "vanilla" else None)
-
-    with serving(p.section("models"), [s.model], p.root), \
-            model_endpoint(s.model, spec, s.serve) as (chat_model, info):  # serve.auto: the server starts here
-        with console.status("measuring throughput") as status:
-            res = run_throughput(chat_model, task_list, s, cfg_for, sandbox_cfg,
-                                 progress=lambda msg: status.update(f"throughput: {msg}"))
-    res["model"] = info
-    res["profile"] = p.profile
-    write_json(out, res)
-    log.info("wrote %s", out)
+    settings = stage.resolve(load_params(profile, params_file), model=model, domains=_csv(domains), tasks=tasks,
+                             concurrency=concurrency, repeats=repeats, modes=_csv(modes), warm=warm, warmup=warmup,
+                             serve=serve)
+    inputs = {"tasks_dir": tasks_dir, **({"image_manifest": image_manifest} if image_manifest is not None else {})}
+    res = stage.run(settings, inputs, {"out": out})
     typer.echo(json.dumps(res["summary"], indent=1))

@@ -1,7 +1,30 @@
-"""The ``behaviour`` stage: Behaviour: external resources, files, computation, turns (Figure 2, Tables 4, 8, 9)."""
+"""The ``behaviour`` stage: how models use the computer — external resources, files, computation, turns
+(Figure 2, Tables 4, 8, 9; docs/behaviour.md).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve` (the ``behaviour`` section, from the params
+or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` calls.
+"""
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from lis.analysis.behaviour.aggregate import episode_rows
+from lis.analysis.behaviour.inputs import jobs_paths, load_trajectories
+from lis.analysis.behaviour.report import behaviour_report, write_csvs, write_turns
+from lis.analysis.behaviour.rules import load_rules
+from lis.analysis.behaviour.settings import validate_settings
+from lis.config.analysis import BehaviourSection
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.params import Params
 from lis.stages.spec import Stage
+from lis.util.progress import at, Progress
 
 STAGE = Stage(
     name="behaviour",
@@ -12,8 +35,9 @@ STAGE = Stage(
     params=("behaviour", "jobs"),
     deps=("data/eval",),
     code=(
-        "lis/agent/__init__.py", "lis/agent/trajectory.py", "lis/analysis/__init__.py",
-        "lis/analysis/trajectories.py", "lis/analysis/behaviour", "lis/cli/behaviour.py",
+        "lis/agent/__init__.py", "lis/agent/tools/__init__.py", "lis/agent/tools/stderr_order.py",
+        "lis/agent/trajectory.py", "lis/analysis/__init__.py", "lis/analysis/trajectories.py", "lis/analysis/behaviour",
+        "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/behaviour.py", "lis/cli/behaviour.py",
     ),
     outs=(
         "data/analysis/behaviour.json", "data/analysis/behaviour/groups.csv",
@@ -23,3 +47,95 @@ STAGE = Stage(
         "data/analysis/behaviour/turns.parquet",
     ),
 )
+
+log = logging.getLogger("lis.behaviour")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage (:func:`resolve`): the ``behaviour`` section, and the job lists ``--jobs``
+    reads. The data inputs are not here: they are ``inputs`` of :func:`run`."""
+
+    behaviour: BehaviourSection
+    """The section: a settings file's keys, else the params' ``behaviour`` section, else the defaults."""
+    jobs: bool = False
+    """Also read every job of ``models`` × ``domains`` × ``behaviour.modes`` under ``inputs["eval_root"]``."""
+    models: tuple[str, ...] = ()
+    """The params' ``jobs.models`` (with ``jobs``)."""
+    domains: tuple[str, ...] = ()
+    """The params' ``jobs.domains`` (with ``jobs``)."""
+
+
+def _settings_file(path: Path) -> dict[str, Any]:
+    """The behaviour keys of a YAML file (its ``behaviour:`` mapping, or the whole file); one-line errors."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as e:
+        raise LisError(f"behaviour settings file {path} cannot be read: {e.strerror or e}",
+                       "give a YAML file of the behaviour keys") from None
+    except yaml.YAMLError as e:
+        raise LisError(f"behaviour settings file {path} is not valid YAML: "
+                       f"{' '.join(str(e).split())[:160]}", "fix the file") from None
+    if isinstance(data, dict) and isinstance(data.get("behaviour"), dict):
+        data = data["behaviour"]
+    if not isinstance(data, dict):
+        raise LisError(f"behaviour settings file {path} is not a mapping", "give the behaviour keys")
+    return data
+
+
+def resolve(params: Optional[Params], settings_file: Optional[Path] = None, jobs: bool = False) -> Settings:
+    """The settings from ``settings_file`` (a YAML file of the behaviour keys) when given, else the
+    params' ``behaviour`` section (``params`` None or without one: the defaults); with ``jobs``, the
+    params' job lists. Raises LisError naming a bad key or value."""
+
+    if settings_file is not None:
+        plain = validate_settings(_settings_file(settings_file), f"settings file {settings_file}")
+    elif params is not None and isinstance(params.data.get("behaviour"), dict):
+        plain = validate_settings(params.data["behaviour"], "params section")
+    else:
+        plain = validate_settings({})
+    section = BehaviourSection.model_validate(plain)
+    if not jobs:
+        return Settings(behaviour=section)
+    j = params.section("jobs")
+    return Settings(behaviour=section, jobs=True, models=tuple(j["models"]), domains=tuple(j["domains"]))
+
+
+def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[Path]]) -> dict[str, Any]:
+    """Classify every turn of the episodes of ``inputs["trajectories"]`` (trajectories.jsonl files or
+    eval job folders; with ``settings.jobs`` also every job's under ``inputs["eval_root"]``) by the rules
+    of patterns.yaml, and write the report (usage rates and average turns per model × domain × mode with
+    95% bootstrap intervals, Figure 2's data, Tables 4, 8 and 9) to ``outputs["out"]``; when given, its
+    tables as CSV into ``outputs["csv_dir"]`` and every turn's verdict to ``outputs["turns_out"]`` (JSONL,
+    and .parquet beside it). Return the report. Raises LisError when no trajectories are given, or
+    named files hold no episode (without ``settings.jobs``)."""
+
+    s = validate_settings(settings.behaviour.model_dump())
+    files = list(inputs.get("trajectories") or [])
+    if settings.jobs:
+        files += jobs_paths(inputs["eval_root"], list(settings.models), list(settings.domains), s["modes"])
+    if not files:
+        raise LisError("no trajectories given", "pass trajectories.jsonl files or job folders, or --jobs")
+    read, records = load_trajectories(files)
+    if not records and not settings.jobs:
+        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
+                       "give trajectories.jsonl files or eval job folders that hold episodes")
+    turns_out, csv_dir = outputs.get("turns_out"), outputs.get("csv_dir")
+    rules = load_rules()
+    bar = Progress("behaviour", len(records))
+    rows = []
+    for r in records:
+        rows += episode_rows([r], rules, s["include_reasoning"], keep_verdicts=turns_out is not None)
+        bar.advance()
+    bar.close()
+    at("behaviour: rates and bootstrap intervals")
+    report = behaviour_report(records, read, s, rules, rows)
+    write_json(outputs["out"], report)
+    log.info("wrote %s (%d episodes from %d files)", outputs["out"], len(records), len(files))
+    if csv_dir is not None:
+        for p in write_csvs(report, csv_dir):
+            log.info("wrote %s", p)
+    if turns_out is not None:
+        for p in write_turns(rows, turns_out):
+            log.info("wrote %s", p)
+    return report

@@ -1,6 +1,22 @@
-"""The ``efficiency`` stage: Efficiency: prompt, model and environment tokens; environment time (Tables 10, 11)."""
+"""The ``efficiency`` stage: prompt, model and environment tokens; environment time (Tables 10, 11;
+docs/efficiency.md).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve` (the ``efficiency`` section with the command
+line's options applied, and the params' job lists) and :func:`run`, which ``lis efficiency tokens`` calls.
+"""
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
+from lis.config.analysis import EfficiencySection
+from lis.errors import LisError
+from lis.manifest import write_json
+from lis.params import Params
 from lis.stages.spec import Stage
 
 STAGE = Stage(
@@ -14,10 +30,76 @@ STAGE = Stage(
     code=(
         "lis/analysis/__init__.py", "lis/analysis/efficiency_episodes.py",
         "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tables.py",
-        "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py", "lis/cli/efficiency.py",
+        "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py", "lis/stages/__init__.py",
+        "lis/stages/spec.py", "lis/stages/efficiency.py", "lis/cli/efficiency.py",
     ),
     outs=(
         "data/analysis/efficiency.json", "data/analysis/efficiency_episodes.csv",
         "data/analysis/efficiency_episodes.parquet",
     ),
 )
+
+log = logging.getLogger("lis.efficiency")
+MODES = ("vanilla", "sandbox")
+"""The modes whose jobs ``--jobs`` reads."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage (:func:`resolve`): the ``efficiency`` section with the options applied, and
+    the job lists ``--jobs`` reads. The data inputs are not here: they are ``inputs`` of :func:`run`."""
+
+    efficiency: EfficiencySection
+    jobs: bool = False
+    """Also read every job of ``models`` × ``domains`` × vanilla/sandbox under ``inputs["eval_root"]``."""
+    models: tuple[str, ...] = ()
+    """The params' ``jobs.models`` (with ``jobs``)."""
+    domains: tuple[str, ...] = ()
+    """The params' ``jobs.domains`` (with ``jobs``)."""
+
+
+def resolve(params: Optional[Params], *, jobs: bool = False, replicates: Optional[int] = None) -> Settings:
+    """The settings from the command line's options and, where they leave something to them, the params
+    (``params`` may be None when ``replicates`` is given and ``jobs`` is not): with ``jobs``, the params'
+    job lists; ``replicates`` None: the params' ``efficiency.replicates``. Raises ParamsError naming a
+    missing section or a bad key."""
+
+    models: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()
+    if jobs:
+        j = params.section("jobs")
+        models, domains = tuple(j["models"]), tuple(j["domains"])
+    section = (params.settings("efficiency") if replicates is None
+               else EfficiencySection.model_validate({"replicates": replicates}))
+    return Settings(efficiency=section, jobs=jobs, models=models, domains=domains)
+
+
+def _job_paths(eval_root: Path, models: tuple[str, ...], domains: tuple[str, ...]) -> list[Path]:
+    """The trajectories of every job the params' job lists call for, in vanilla and sandbox mode."""
+    return [eval_root / m / d / mode / "trajectories.jsonl" for m in models for d in domains for mode in MODES]
+
+
+def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[Path]]) -> dict[str, Any]:
+    """Tables 10 and 11 from the episodes of ``inputs["trajectories"]`` (trajectories.jsonl files of eval
+    jobs, or the jobs' folders; with ``settings.jobs`` also every job's under ``inputs["eval_root"]``):
+    write the report to ``outputs["out"]`` and, when given, one row per episode to
+    ``outputs["episodes_csv"]`` (and .parquet beside it); return the report. Raises LisError when no
+    trajectories are given, or named files hold no episode (without ``settings.jobs``)."""
+
+    files = list(inputs.get("trajectories") or [])
+    if settings.jobs:
+        files += _job_paths(inputs["eval_root"], settings.models, settings.domains)
+    if not files:
+        raise LisError("no trajectories given", "pass trajectories.jsonl files, or --jobs to read the params' jobs")
+    read, episodes = load_episodes(files)
+    if not episodes and not settings.jobs:
+        raise LisError(f"no episodes in {', '.join(map(str, files))[:200]}",
+                       "give trajectories.jsonl files of eval jobs that hold episodes")
+    report = efficiency_report(episodes, read, b=settings.efficiency.replicates)
+    write_json(outputs["out"], report)
+    log.info("wrote %s (%d episodes from %d files, %d groups)", outputs["out"], len(episodes), len(files),
+             len(report["groups"]))
+    if outputs.get("episodes_csv") is not None:
+        write_episodes_csv(outputs["episodes_csv"], episodes)
+        log.info("wrote %s", outputs["episodes_csv"])
+    return report

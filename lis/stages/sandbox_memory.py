@@ -1,7 +1,23 @@
-"""The ``sandbox_memory`` stage: Memory of an idle and a busy sandbox."""
+"""The ``sandbox_memory`` stage: memory of an idle and a busy sandbox, read from its cgroup (Table 12).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve` (the ``sandbox_memory`` section with the
+command line's options applied) and :func:`run`, which ``lis bench memory`` calls.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.bench.memory import measure_memory
+from lis.config.analysis import SandboxMemorySection
+from lis.manifest import read_image_manifest, write_json
+from lis.params import Params, section_model
+from lis.runtime import sandbox_config
+from lis.sandbox import registry
 from lis.stages.spec import Stage
+from lis.util.log import console
 
 STAGE = Stage(
     name="sandbox_memory",
@@ -13,7 +29,49 @@ STAGE = Stage(
     code=(
         "lis/paths.py", "lis/runtime/__init__.py", "lis/runtime/sandbox.py", "lis/sandbox",
         "lis/bench/__init__.py", "lis/bench/memory.py", "lis/analysis/__init__.py",
-        "lis/analysis/efficiency_stats.py", "lis/cli/bench_memory.py",
+        "lis/analysis/efficiency_stats.py", "lis/stages/__init__.py", "lis/stages/spec.py",
+        "lis/stages/sandbox_memory.py", "lis/cli/bench_memory.py",
     ),
     metrics=("data/bench/sandbox_memory.json",),
 )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage (:func:`resolve`): the params the sandbox is configured from (``sandbox``,
+    ``image``), the ``sandbox_memory`` section with the options applied, and the backend asked for."""
+
+    params: Params
+    memory: SandboxMemorySection
+    backend: Optional[str] = None
+    """docker | bwrap; None: the params' ``sandbox.backend``."""
+
+
+def resolve(params: Params, *, backend: Optional[str] = None, n: Optional[int] = None,
+            settle_s: Optional[float] = None, interval_s: Optional[float] = None) -> Settings:
+    """The settings from the params' ``sandbox_memory`` section and the command line's options (None:
+    not given; one given wins). Raises ParamsError naming a bad key or value."""
+
+    given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
+    section = {**params.section("sandbox_memory"), **{k: v for k, v in given.items() if v is not None}}
+    return Settings(params=params, memory=section_model(SandboxMemorySection, section, "sandbox_memory",
+                                                        "params + options"), backend=backend)
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Measure ``settings.memory.n`` fresh sandboxes, one at a time, idle and busy (a status line on a
+    terminal); write the result to ``outputs["out"]`` when given and return it. ``inputs``:
+    ``image_manifest``, the image stage's manifest (absent: the tag the params give)."""
+
+    manifest = None
+    if inputs.get("image_manifest") is not None:
+        manifest = read_image_manifest(inputs["image_manifest"])
+    cfg = sandbox_config(settings.params, run_id=f"bench-{registry.RUN_ID}", image_manifest=manifest,
+                         overrides={"backend": settings.backend})
+    s = settings.memory
+    with console.status("measuring memory") as status:
+        res = measure_memory(cfg, n=s.n, settle_s=float(s.settle_s), interval_s=float(s.interval_s),
+                             progress=lambda msg: status.update(f"measuring: {msg}"))
+    if outputs.get("out"):
+        write_json(outputs["out"], res)
+    return res

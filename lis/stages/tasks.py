@@ -1,7 +1,29 @@
-"""The ``tasks`` stage: Task set: <domain> (profile <profile>)."""
+"""The ``tasks`` stage: one domain's task set as JSONL, and a manifest beside it (count, source, revision,
+sha256).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve`, which turns the command line's flags and
+the params into :class:`Settings` (a flag given wins over params), and :func:`run`, which reads the
+tasks from their source (the offline samples, the Hugging Face hub, or the generated held-out context
+tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` calls both.
+"""
 from __future__ import annotations
 
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.context_tasks import held_out_tasks
+from lis.errors import LisError, ParamsError
+from lis.manifest import git_state, package_versions, write_json
+from lis.params import load
 from lis.stages.spec import Stage
+from lis.tasks import load_hub, load_samples, PAPER_BENCH, samples_dir as default_samples, select, write_tasks
+from lis.tasks.hub_access import recording_commits
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_tree
 
 STAGE = Stage(
     name="tasks",
@@ -11,6 +33,172 @@ STAGE = Stage(
     entry="lis.cli.tasks:tasks",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
-    code=("lis/context_tasks", "lis/tasks", "lis/cli/tasks.py"),
+    code=("lis/context_tasks", "lis/tasks", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/tasks.py",
+          "lis/cli/tasks.py"),
     outs=("data/tasks/${item}.jsonl", "data/tasks/${item}.manifest.json"),
 )
+
+log = logging.getLogger("lis.tasks")
+SOURCES = ("samples", "hub", "generated")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage, flags and params resolved (:func:`resolve`). The samples folder, the one
+    data input, is not here: it is ``inputs["samples_dir"]`` of :func:`run`."""
+
+    domain: str
+    source: str = "samples"
+    """samples | hub | generated (instruct_pretrain only)."""
+    limit: Optional[int] = None
+    """Keep at most this many tasks (a seeded draw; the order is kept); None: all."""
+    seed: int = 0
+    """Seed of the ``limit`` draw."""
+    revision: Optional[str] = None
+    """hub: the dataset revision (None: the current main, unpinned)."""
+    dataset: str = "paper"
+    """hub: paper | original."""
+    config: Optional[str] = None
+    """hub, instruct_pretrain: the dataset config."""
+    bench_dataset: str = PAPER_BENCH
+    """hub, paper: the hub dataset of the paper's benchmark."""
+    require_pinned: bool = False
+    """hub: refuse an unpinned revision."""
+    context: dict = field(default_factory=dict)
+    """generated: the params' ``tasks.context`` section."""
+    context_root: Optional[Path] = None
+    """generated: the project root that section's paths are relative to (None: the working directory)."""
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise LisError(f"unknown task source {self.source!r}", f"use one of: {', '.join(SOURCES)}")
+        if self.source == "generated" and self.domain != "instruct_pretrain":
+            raise LisError(f"--source generated applies to instruct_pretrain only, not {self.domain}",
+                           "use --source samples or --source hub")
+
+
+def manifest_path(out: Path) -> Path:
+    """``data/tasks/math.jsonl`` → ``data/tasks/math.manifest.json``."""
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(stem + ".manifest.json")
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it (manifests stay machine-independent)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Path]):
+    """The domain's settings, samples_dir, bench_dataset and (tasks.context, project root) from params;
+    ({}, None, None, None) outside a project."""
+
+    try:
+        p = load(profile=profile, params_file=params_file)
+    except ParamsError:
+        if profile or params_file:
+            raise
+        return {}, None, None, None
+    sec = p.section("tasks")
+    return (dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"]), sec.get("bench_dataset"),
+            (sec.get("context") or {}, p.root))
+
+
+def resolve(domain: str, *, source: Optional[str] = None, revision: Optional[str] = None,
+            dataset: Optional[str] = None, config: Optional[str] = None, limit: Optional[int] = None,
+            seed: Optional[int] = None, samples_dir: Optional[Path] = None, require_pinned: bool = False,
+            bench_dataset: Optional[str] = None, profile: Optional[str] = None,
+            params_file: Optional[Path] = None) -> tuple[Settings, dict[str, Path]]:
+    """The settings and the inputs of :func:`run` from the command line's flags (None / False: not
+    given) and the params (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``,
+    ``tasks.context``; the profile applied; none outside a project): a flag given wins. The inputs
+    are ``{"samples_dir": ...}`` for source samples, else empty. Raises LisError naming a flag that
+    does not apply to the source, ParamsError for bad params."""
+
+    conf, params_samples, params_bench, context = _params_tasks(domain, profile, params_file)
+    source = source or conf.get("source") or "samples"
+    if source == "hub":
+        revision = revision or conf.get("revision")
+        dataset = dataset or conf.get("dataset")
+    dataset = dataset or "paper"
+    limit = limit if limit is not None else conf.get("limit")
+    seed = seed if seed is not None else conf.get("seed", 0)
+    if source == "samples" and samples_dir is None and params_samples:
+        samples_dir = Path(params_samples)
+    if source not in SOURCES:
+        raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
+    inputs: dict[str, Path] = {}
+    if source == "generated":
+        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset),
+                            ("--samples-dir", samples_dir)):
+            if value:
+                raise LisError(f"{flag} does not apply to --source generated")
+    elif source == "samples":
+        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
+            if value:
+                raise LisError(f"{flag} applies to --source hub only")
+        inputs["samples_dir"] = Path(samples_dir) if samples_dir else default_samples()
+    elif samples_dir:
+        raise LisError("--samples-dir applies to --source samples only")
+    sec, root = context if context is not None else ({}, None)
+    settings = Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
+                        dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
+                        require_pinned=require_pinned, context=sec, context_root=root)
+    return settings, inputs
+
+
+def _from_hub(s: Settings) -> tuple[list, dict[str, Any]]:
+    """The tasks read from the hub at ``s.revision``, and the manifest facts: what was asked and the commit read."""
+
+    log.info("loading %s from the hub (%s dataset) at revision %s", s.domain, s.dataset,
+             s.revision or "main (unpinned)")
+    with recording_commits() as commits:
+        found = load_hub(s.domain, s.revision, dataset=s.dataset, config=s.config, bench_dataset=s.bench_dataset,
+                         require_pinned=s.require_pinned)
+    resolved = sorted({c for c in commits.values() if c})
+    facts = dict(dataset=s.dataset, config=s.config, bench_dataset=s.bench_dataset if s.dataset == "paper" else None,
+                 revision=s.revision or None, pinned=bool(s.revision),
+                 resolved_commit=resolved[0] if len(resolved) == 1 else None, commits=commits)
+    log.info("read %s at commit %s", ", ".join(commits) or s.domain, ", ".join(resolved) or "unknown")
+    return found, facts
+
+
+def _found(s: Settings, inputs: dict[str, Path]) -> tuple[list, dict[str, Any]]:
+    """Every task of the domain from its source, and what the manifest says of the source."""
+
+    facts: dict[str, Any] = {"source": s.source}
+    if s.source == "generated":
+        found, more = held_out_tasks(s.context, s.context_root if s.context_root is not None else Path.cwd())
+        facts.update(more)
+    elif s.source == "samples":
+        root = inputs["samples_dir"]
+        found = load_samples(s.domain, root)
+        facts.update(samples_dir=_shown(root), samples_hash=hash_tree(root), revision=None)
+    else:
+        found, more = _from_hub(s)
+        facts.update(more)
+    return found, facts
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Write the domain's tasks (at most ``settings.limit``, a draw seeded by ``settings.seed``) to
+    ``outputs["tasks"]`` (JSONL, one Task per line) and the manifest to ``outputs["manifest"]``
+    (:func:`manifest_path` of the former); return the manifest. ``inputs``: ``samples_dir`` for source
+    samples, nothing else. Raises LisError (an unknown domain, no offline sample, an unreachable hub)."""
+
+    t0 = time.monotonic()
+    found, facts = _found(settings, inputs)
+    chosen = select(found, settings.limit, settings.seed)
+    out = outputs["tasks"]
+    write_tasks(out, chosen)
+    manifest = {"stage": "tasks", "domain": settings.domain, **facts, "limit": settings.limit, "seed": settings.seed,
+                "available": len(found), "count": len(chosen), "file": out.name, "sha256": sha256_file(out),
+                "git": git_state(Path.cwd()), "packages": package_versions(("lis", "datasets", "huggingface_hub")),
+                "wall_s": round(time.monotonic() - t0, 3)}
+    write_json(outputs["manifest"], manifest)
+    log.info("wrote %d of %d %s tasks (%s) to %s", len(chosen), len(found), settings.domain, settings.source, out)
+    return manifest
