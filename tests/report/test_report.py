@@ -161,6 +161,7 @@ def test_provenance_and_only_declared_inputs(default_run):
     assert set(t2["params"]) == {"jobs", "report"} and all(t2["params"].values())
 
 
+@pytest.mark.browser
 def test_index_html_in_the_browser(default_run):
     from tests.browser import Browser, check_page
 
