@@ -23,6 +23,12 @@ MISSING_HINT = "run its eval job first (lis eval run --model M --domain D --mode
 BROKEN_HINT = "re-run the eval job that writes it"
 
 
+def jobs_paths(eval_root: Path, models: Iterable[str], domains: Iterable[str], modes: Iterable[str]) -> list[Path]:
+    """The trajectories of every job of the params' job lists (models x domains x modes) under ``eval_root``."""
+    domains, modes = list(domains), list(modes)
+    return [eval_root / m / d / mode / "trajectories.jsonl" for m in models for d in domains for mode in modes]
+
+
 def job_files(paths: Iterable[Path], what: str = "input") -> list[Path]:
     """The files of ``paths``, a job folder standing for its trajectories.jsonl."""
     out = []

@@ -113,7 +113,7 @@ def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[
     s = validate_settings(settings.behaviour.model_dump())
     files = list(inputs.get("trajectories") or [])
     if settings.jobs:
-        files += jobs_paths(inputs["eval_root"], list(settings.models), list(settings.domains), s["modes"])
+        files += jobs_paths(inputs["eval_root"], settings.models, settings.domains, s["modes"])
     if not files:
         raise LisError("no trajectories given", "pass trajectories.jsonl files or job folders, or --jobs")
     read, records = load_trajectories(files)

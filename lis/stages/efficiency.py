@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lis.analysis.efficiency_tables import efficiency_report, load_episodes, write_episodes_csv
+from lis.analysis.trajectories import jobs_paths
 from lis.config.analysis import EfficiencySection
 from lis.errors import LisError
 from lis.manifest import write_json
@@ -74,11 +75,6 @@ def resolve(params: Optional[Params], *, jobs: bool = False, replicates: Optiona
     return Settings(efficiency=section, jobs=jobs, models=models, domains=domains)
 
 
-def _job_paths(eval_root: Path, models: tuple[str, ...], domains: tuple[str, ...]) -> list[Path]:
-    """The trajectories of every job the params' job lists call for, in vanilla and sandbox mode."""
-    return [eval_root / m / d / mode / "trajectories.jsonl" for m in models for d in domains for mode in MODES]
-
-
 def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[Path]]) -> dict[str, Any]:
     """Tables 10 and 11 from the episodes of ``inputs["trajectories"]`` (trajectories.jsonl files of eval
     jobs, or the jobs' folders; with ``settings.jobs`` also every job's under ``inputs["eval_root"]``):
@@ -88,7 +84,7 @@ def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[
 
     files = list(inputs.get("trajectories") or [])
     if settings.jobs:
-        files += _job_paths(inputs["eval_root"], settings.models, settings.domains)
+        files += jobs_paths(inputs["eval_root"], settings.models, settings.domains, MODES)
     if not files:
         raise LisError("no trajectories given", "pass trajectories.jsonl files, or --jobs to read the params' jobs")
     read, episodes = load_episodes(files)

@@ -11,19 +11,15 @@ from typing import Any, Iterable
 
 from lis.agent.trajectory import Trajectory
 from lis.analysis.trajectories import job_files as _job_files
-from lis.analysis.trajectories import read_trajectories
+from lis.analysis.trajectories import jobs_paths, read_trajectories
 
 WHAT = "behaviour input"
+__all__ = ["WHAT", "job_files", "jobs_paths", "load_trajectories"]
 
 
 def job_files(paths: Iterable[Path]) -> list[Path]:
     """The files of ``paths`` (a job folder stands for its trajectories.jsonl); one-line errors."""
     return _job_files(paths, WHAT)
-
-
-def jobs_paths(eval_root: Path, models: list[str], domains: list[str], modes: list[str]) -> list[Path]:
-    """The trajectories of every job of the params' job lists, in the given modes."""
-    return [eval_root / m / d / mode / "trajectories.jsonl" for m in models for d in domains for mode in modes]
 
 
 def load_trajectories(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[Trajectory]]:
