@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from lis.config import SECTIONS, ParamsModel, params_schema, render_yaml
 from lis.errors import ParamsError
 from lis.params import SCHEMA_FILE, load
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 SECTION_NAMES = sorted(yaml.safe_load((ROOT / "params.yaml").read_text()).keys() - {"profile", "models"})
 
@@ -20,12 +20,12 @@ def test_the_schema_file_is_the_one_the_models_generate():
 
 
 def test_lis_params_schema_check_says_when_the_file_is_stale(tmp_path):
-    assert "up to date" in run(["lis", "params", "schema", "--check"]).stdout
+    assert "up to date" in lis(["lis", "params", "schema", "--check"]).stdout
     stale = tmp_path / "schema.yaml"
     stale.write_text("type: object\n")
-    r = run(["lis", "params", "schema", "--check", "--file", str(stale)], check=False)
+    r = lis(["lis", "params", "schema", "--check", "--file", str(stale)], check=False)
     assert r.returncode == 2 and "lis params schema --write" in r.stderr and "Traceback" not in r.stderr
-    run(["lis", "params", "schema", "--write", "--file", str(stale)])
+    lis(["lis", "params", "schema", "--write", "--file", str(stale)])
     assert stale.read_text() == render_yaml()
 
 

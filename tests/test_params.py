@@ -8,7 +8,7 @@ import yaml
 
 from lis.errors import ParamsError
 from lis.params import available_profiles, deep_merge, load
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 
 def edit(path: Path, fn) -> None:
@@ -109,7 +109,7 @@ def test_invalid_yaml_reports_line(proj):
 
 def test_cli_rejects_broken_params_with_one_line(proj):
     edit(proj / "params.yaml", lambda d: d["image"].update(timeout_s="soon"))
-    r = run(["lis", "params", "check", "--params", str(proj / "params.yaml")], check=False)
+    r = lis(["lis", "params", "check", "--params", str(proj / "params.yaml")], check=False)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0, r.stderr
     assert "image.timeout_s: expected integer, got 'soon'" in r.stderr
@@ -117,9 +117,9 @@ def test_cli_rejects_broken_params_with_one_line(proj):
 
 
 def test_cli_check_all_profiles_and_show():
-    r = run(["lis", "params", "check", "--all"])
+    r = lis(["lis", "params", "check", "--all"])
     assert {"ok: profile smoke", "ok: profile ci", "ok: profile full"} <= set(r.stdout.splitlines())
-    shown = yaml.safe_load(run(["lis", "params", "show", "image", "--profile", "ci"]).stdout)
+    shown = yaml.safe_load(lis(["lis", "params", "show", "image", "--profile", "ci"]).stdout)
     assert shown["user"] == "sandbox"
 
 

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 from tests.analysis.behaviour_helpers import bash, edit, episode, submit
-from tests.conftest import one_line_error, run
+from tests.conftest import lis as lis_in_process
+from tests.conftest import one_line_error
 
 OUTPUT = Path(__file__).parent / "fixtures" / "official" / "output"
 
 
 def lis(*args, cwd=None):
-    return run(["lis", *map(str, args)], check=False, **({"cwd": cwd} if cwd else {}))
+    return lis_in_process(["lis", *map(str, args)], check=False, **({"cwd": cwd} if cwd else {}))
 
 
 def write_jsonl(path: Path, recs) -> Path:

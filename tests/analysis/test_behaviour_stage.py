@@ -7,7 +7,7 @@ import json
 from lis.params import load
 from lis.stages import behaviour as stage
 from lis.stages import registry
-from tests.conftest import run
+from tests.conftest import lis
 from tests.report.build_inputs import make_project, write_job
 
 OUTS = ("behaviour.json", "csv/groups.csv", "csv/figure2_by_domain.csv", "csv/table4.csv", "csv/table8.csv",
@@ -28,7 +28,7 @@ def test_the_command_runs_the_stage(tmp_path):
         write_job(root, m, "math", "vanilla", [1.0, 0.0])
     eval_root, params_file = root / "data" / "eval", root / "params.yaml"
     first = _outputs(tmp_path / "command")
-    r = run(["lis", "behaviour", "analyse", "--jobs", "--eval-root", str(eval_root), "--params", str(params_file),
+    r = lis(["lis", "behaviour", "analyse", "--jobs", "--eval-root", str(eval_root), "--params", str(params_file),
              "--out", str(first["out"]), "--csv-dir", str(first["csv_dir"]), "--turns-out", str(first["turns_out"])])
     assert "grpo-files" in r.stdout and "compute" in r.stdout
     settings = stage.resolve(load(params_file=params_file), jobs=True)

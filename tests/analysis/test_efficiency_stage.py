@@ -7,7 +7,7 @@ import json
 from lis.params import load
 from lis.stages import efficiency as stage
 from lis.stages import registry
-from tests.conftest import run
+from tests.conftest import lis
 from tests.report.build_inputs import make_project, write_job
 
 
@@ -22,7 +22,7 @@ def test_the_command_runs_the_stage(tmp_path):
             write_job(root, m, d, "vanilla", [1.0, 0.0])
     eval_root, params_file = root / "data" / "eval", root / "params.yaml"
     first = {"out": tmp_path / "command" / "efficiency.json", "episodes_csv": tmp_path / "command" / "episodes.csv"}
-    r = run(["lis", "efficiency", "tokens", "--jobs", "--eval-root", str(eval_root), "--params", str(params_file),
+    r = lis(["lis", "efficiency", "tokens", "--jobs", "--eval-root", str(eval_root), "--params", str(params_file),
              "--replicates", "200", "--out", str(first["out"]), "--episodes-csv", str(first["episodes_csv"])])
     assert "vanilla" in r.stdout and "ratio" in r.stdout
     settings = stage.resolve(load(params_file=params_file), jobs=True, replicates=200)

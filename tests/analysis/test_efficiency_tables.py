@@ -9,7 +9,7 @@ import pytest
 
 from lis.analysis.efficiency_stats import Clustered, percentile_ci, rng_for, t_interval
 from lis.analysis.efficiency_tables import efficiency_report, load_episodes
-from tests.conftest import run
+from tests.conftest import lis
 
 
 def traj(task, mode, domain, usage, wall=10.0, exec_s=(), termination="submitted", repeat=0, model="m"):
@@ -113,7 +113,7 @@ def test_t_interval_on_known_values():
 def test_cli_reads_exactly_the_given_files(files, tmp_path):
     out = tmp_path / "eff.json"
     csv = tmp_path / "episodes.csv"
-    r = run(["lis", "efficiency", "tokens", *map(str, files[:2]), "--out", str(out), "--episodes-csv", str(csv)])
+    r = lis(["lis", "efficiency", "tokens", *map(str, files[:2]), "--out", str(out), "--episodes-csv", str(csv)])
     rep = json.loads(out.read_text())
     assert [i["path"] for i in rep["inputs"]] == [f.as_posix() for f in files[:2]]
     assert {(g["domain"], g["mode"]) for g in rep["groups"]} == {("math", "vanilla"), ("math", "sandbox")}
@@ -123,17 +123,17 @@ def test_cli_reads_exactly_the_given_files(files, tmp_path):
 
 def test_missing_or_unreadable_inputs_are_one_line_errors(files, tmp_path):
     missing = tmp_path / "eval/m/chem/sandbox/trajectories.jsonl"
-    r = run(["lis", "efficiency", "tokens", str(files[0]), str(missing), "--out", str(tmp_path / "x.json")], check=False)
+    r = lis(["lis", "efficiency", "tokens", str(files[0]), str(missing), "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().count("\n") == 0 and str(missing) in r.stderr and "does not exist" in r.stderr
     bad = write(tmp_path / "bad.jsonl", [traj("a", "vanilla", "math", [(1, 1)])])
     bad.write_text(bad.read_text() + "{not json\n")
-    r = run(["lis", "efficiency", "tokens", str(bad), "--out", str(tmp_path / "x.json")], check=False)
+    r = lis(["lis", "efficiency", "tokens", str(bad), "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and f"{bad} line 2" in r.stderr and "Traceback" not in r.stderr
-    r = run(["lis", "efficiency", "tokens", str(tmp_path), "--out", str(tmp_path / "x.json")], check=False)
+    r = lis(["lis", "efficiency", "tokens", str(tmp_path), "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and f"{tmp_path}/trajectories.jsonl does not exist" in r.stderr  # a folder: its job's file
-    r = run(["lis", "efficiency", "tokens", "/dev/null", "--out", str(tmp_path / "x.json")], check=False)
+    r = lis(["lis", "efficiency", "tokens", "/dev/null", "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and "/dev/null is not a file" in r.stderr
-    r = run(["lis", "efficiency", "tokens", "--out", str(tmp_path / "x.json")], check=False)
+    r = lis(["lis", "efficiency", "tokens", "--out", str(tmp_path / "x.json")], check=False)
     assert r.returncode == 2 and "no trajectories given" in r.stderr
     assert not (tmp_path / "x.json").exists()

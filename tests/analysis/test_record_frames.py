@@ -14,7 +14,7 @@ from lis.analysis.efficiency_episodes import EPISODE_SCHEMA, write_episodes_csv
 from lis.analysis.efficiency_tokens import episode_efficiency
 from lis.util.parquet import parquet_beside, records_frame
 from tests.analysis.behaviour_helpers import bash, edit, episode, submit
-from tests.conftest import run
+from tests.conftest import lis
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +37,14 @@ def trajectories(tmp_path_factory) -> list[Path]:
 
 
 def _behaviour(files: list[Path], out: Path) -> Path:
-    r = run(["lis", "behaviour", "analyse", *map(str, files), "--out", str(out / "b.json"),
+    r = lis(["lis", "behaviour", "analyse", *map(str, files), "--out", str(out / "b.json"),
              "--turns-out", str(out / "turns.jsonl")], check=False)
     assert r.returncode == 0, r.stderr
     return out / "turns.parquet"
 
 
 def _efficiency(files: list[Path], out: Path) -> Path:
-    r = run(["lis", "efficiency", "tokens", *map(str, files), "--replicates", "100", "--out", str(out / "e.json"),
+    r = lis(["lis", "efficiency", "tokens", *map(str, files), "--replicates", "100", "--out", str(out / "e.json"),
              "--episodes-csv", str(out / "episodes.csv")], check=False)
     assert r.returncode == 0, r.stderr
     return out / "episodes.parquet"

@@ -8,7 +8,7 @@ import shutil
 from lis.analysis.efficiency_storage import storage_report
 from lis.stages import registry
 from lis.stages import storage as stage
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 from tests.report.build_inputs import write_image_and_storage
 
 
@@ -20,7 +20,7 @@ def test_the_command_runs_the_stage(tmp_path):
     out = tmp_path / "storage.json"
     inputs = {"quoted": tmp_path / "data/reference/storage_quoted.yaml",
               "image_manifest": tmp_path / "data/image/manifest.json", "memory": tmp_path / "data/bench/sandbox_memory.json"}
-    r = run(["lis", "efficiency", "storage", "--quoted", str(inputs["quoted"]), "--image-manifest",
+    r = lis(["lis", "efficiency", "storage", "--quoted", str(inputs["quoted"]), "--image-manifest",
              str(inputs["image_manifest"]), "--memory", str(inputs["memory"]), "--out", str(out)])
     assert "memory idle" in r.stdout
     expected = storage_report(*inputs.values())

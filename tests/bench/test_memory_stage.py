@@ -9,7 +9,7 @@ from lis.errors import LisError
 from lis.params import load
 from lis.stages import registry
 from lis.stages import sandbox_memory as stage
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 
 def test_an_option_wins_over_the_section_and_the_section_fills_the_rest():
@@ -27,7 +27,7 @@ def test_the_command_runs_the_stage(tmp_path):
     """An image manifest that is not there: the command's one-line error is the one ``run`` raises,
     before any sandbox starts (no Docker needed), and nothing is written."""
     missing, out = tmp_path / "manifest.json", tmp_path / "memory.json"
-    r = run(["lis", "bench", "memory", "--profile", "ci", "--image-manifest", str(missing), "--out", str(out)],
+    r = lis(["lis", "bench", "memory", "--profile", "ci", "--image-manifest", str(missing), "--out", str(out)],
             check=False)
     with pytest.raises(LisError) as e:
         stage.run(stage.resolve(load(ROOT, profile="ci")), {"image_manifest": missing}, {"out": out})

@@ -19,7 +19,7 @@ from lis.errors import LisError
 from lis.models.base import ChatResult, Usage
 from lis.models.scripted import assistant, tool_call
 from lis.models.server import ChatServer
-from tests.conftest import BIN, run
+from tests.conftest import BIN, lis, run
 from tests.wait import wait_until
 
 
@@ -156,7 +156,7 @@ def test_lis_throughput_end_to_end(repo_copy, image_tag, docker_client):
 @pytest.mark.slow
 def test_ctrl_c_stops_the_measurement_and_leaves_no_sandbox(repo_copy, image_tag, docker_client):
     run_id = f"pytest-tp-{uuid.uuid4().hex[:6]}"
-    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--out", "data/tasks/math.jsonl"], cwd=repo_copy)
+    lis(["lis", "tasks", "--domain", "math", "--profile", "ci", "--out", "data/tasks/math.jsonl"], cwd=repo_copy)
     with ChatServer(PerConversation(latency_s=3.0)) as srv:
         add_model(repo_copy, "slow", srv.base_url)
         env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "LIS_RUN_ID": run_id}
@@ -179,14 +179,14 @@ def test_ctrl_c_stops_the_measurement_and_leaves_no_sandbox(repo_copy, image_tag
 
 
 def test_missing_inputs_are_one_line_errors(repo_copy):
-    r = run(["lis", "throughput", "--profile", "ci", "--model", "base", "--domains", "chem", "--out", "x.json"],
+    r = lis(["lis", "throughput", "--profile", "ci", "--model", "base", "--domains", "chem", "--out", "x.json"],
             cwd=repo_copy, check=False)
     assert r.returncode == 2 and "no task file data/tasks/chem.jsonl" in r.stderr and "lis tasks" in r.stderr
-    r = run(["lis", "throughput", "--profile", "ci", "--model", "nobody", "--out", "x.json"], cwd=repo_copy, check=False)
+    r = lis(["lis", "throughput", "--profile", "ci", "--model", "nobody", "--out", "x.json"], cwd=repo_copy, check=False)
     assert r.returncode == 2 and "no model named 'nobody'" in r.stderr
     (repo_copy / "data/tasks").mkdir(parents=True, exist_ok=True)
     (repo_copy / "data/tasks/math.jsonl").write_text('{"id": "x"}\n')
-    r = run(["lis", "throughput", "--profile", "ci", "--model", "base", "--domains", "math", "--out", "x.json"],
+    r = lis(["lis", "throughput", "--profile", "ci", "--model", "base", "--domains", "math", "--out", "x.json"],
             cwd=repo_copy, check=False)
     assert r.returncode == 2 and "data/tasks/math.jsonl line 1: field domain: missing" in r.stderr
     assert "Traceback" not in r.stderr and not (repo_copy / "x.json").exists()

@@ -11,7 +11,7 @@ import yaml
 from lis.params import load
 from lis.stages import registry
 from lis.stages import throughput as stage
-from tests.conftest import run
+from tests.conftest import lis
 
 ANSWER = "The answer is \\boxed{1}."
 
@@ -31,10 +31,10 @@ def test_the_command_runs_the_stage(repo_copy):
     data = yaml.safe_load(path.read_text())
     data["models"]["scripted-answer"] = {"backend": "scripted", "replies": [ANSWER] * 4}
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--out", "data/tasks/math.jsonl"], cwd=repo_copy)
+    lis(["lis", "tasks", "--domain", "math", "--profile", "ci", "--out", "data/tasks/math.jsonl"], cwd=repo_copy)
     options = {"model": "scripted-answer", "domains": ["math"], "tasks": 1, "concurrency": 1, "repeats": 2,
                "modes": ["vanilla"], "warmup": 0, "serve": "direct"}
-    r = run(["lis", "throughput", "--profile", "ci", "--model", "scripted-answer", "--domains", "math", "--tasks", "1",
+    r = lis(["lis", "throughput", "--profile", "ci", "--model", "scripted-answer", "--domains", "math", "--tasks", "1",
              "--concurrency", "1", "--repeats", "2", "--modes", "vanilla", "--warmup", "0", "--serve", "direct",
              "--out", "cmd.json"], cwd=repo_copy)
     written = json.loads((repo_copy / "cmd.json").read_text())

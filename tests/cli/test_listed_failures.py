@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis, run
 
 BINARY = bytes(range(256)) * 4 + b"\xff\xfe\x80"
 
@@ -37,22 +37,22 @@ def binary_file(tmp_path):
 @pytest.mark.parametrize("what", ["folder", "binary"])
 def test_params_check_with_a_folder_or_a_binary_file(what, tmp_path, binary_file):
     target = tmp_path if what == "folder" else binary_file
-    one_line_error(run(["lis", "params", "check", "--params", str(target)], check=False), str(target))
+    one_line_error(lis(["lis", "params", "check", "--params", str(target)], check=False), str(target))
 
 
 @pytest.mark.parametrize("out", ["folder", "/proc/lis-x.jsonl"])
 def test_tasks_out_a_folder_or_under_proc(out, tmp_path):
     target = str(tmp_path) if out == "folder" else out
-    r = run(["lis", "tasks", "--domain", "math", "--profile", "smoke", "--out", target], check=False)
+    r = lis(["lis", "tasks", "--domain", "math", "--profile", "smoke", "--out", target], check=False)
     one_line_error(r, target)
 
 
 def test_image_build_out_a_folder(tmp_path):
-    one_line_error(run(["lis", "image", "build", "--out", str(tmp_path)], check=False), str(tmp_path))
+    one_line_error(lis(["lis", "image", "build", "--out", str(tmp_path)], check=False), str(tmp_path))
 
 
 def test_run_output_dir_under_proc_is_refused_before_the_episode(tmp_path):
-    r = run(["lis", "run", "--model", "sft", "--profile", "smoke", "--query", "Write 1 to /testbed/answer.txt",
+    r = lis(["lis", "run", "--model", "sft", "--profile", "smoke", "--query", "Write 1 to /testbed/answer.txt",
              "--output-dir", "/proc/lis-x"], check=False)
     one_line_error(r, "/proc")
     assert "sandbox" not in r.stderr.lower() or "error:" in r.stderr  # refused before anything ran
@@ -75,7 +75,7 @@ def test_eval_run_with_a_bad_task_file_or_image_manifest(case, repo_copy, binary
                       (json.dumps({"id": "t1", "domain": "math", "prompt": "1+1?", "answer": "2"}) + "\n").encode())
     manifest.write_bytes(BINARY if case == "binary manifest" else b"[1]")
     mode = "vanilla" if case == "binary tasks" else "sandbox"  # vanilla reads no image manifest
-    r = run(["lis", "eval", "run", "--model", "sft", "--domain", "math", "--mode", mode, "--profile", "ci",
+    r = lis(["lis", "eval", "run", "--model", "sft", "--domain", "math", "--mode", mode, "--profile", "ci",
              "--tasks", str(tasks), "--image-manifest", str(manifest), "--out", str(repo_copy / "out")],
             cwd=repo_copy, check=False)
     one_line_error(r, "tasks.jsonl" if case == "binary tasks" else "manifest.json")
@@ -89,7 +89,7 @@ def test_report_with_an_image_manifest_of_the_wrong_shape(tmp_path):
                         rl_pairs=[])
     build_all(root)
     (root / "data/image/manifest.json").write_text("[1]")
-    r = run(["lis", "report"], cwd=root, check=False, env={"PYTHONPATH": str(ROOT)})
+    r = lis(["lis", "report"], cwd=root, check=False, env={"PYTHONPATH": str(ROOT)})
     one_line_error(r, "manifest.json")
 
 
@@ -98,5 +98,5 @@ def test_eval_summary_over_a_bad_metrics_file(content, tmp_path):
     job = tmp_path / "eval/m/math/sandbox"
     job.mkdir(parents=True)
     (job / "metrics.json").write_bytes(content)
-    r = run(["lis", "eval", "summary", "--root", str(tmp_path / "eval")], check=False)
+    r = lis(["lis", "eval", "summary", "--root", str(tmp_path / "eval")], check=False)
     one_line_error(r, "metrics.json")

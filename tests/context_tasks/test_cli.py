@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run
+from tests.conftest import lis
 
 
 def read(path):
@@ -12,7 +12,7 @@ def read(path):
 
 def test_context_tasks_writes_the_variants_and_the_held_out_split(tmp_path):
     out = tmp_path / "context"
-    r = run(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(out), "--log", str(tmp_path / "ctx.log")])
+    r = lis(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(out), "--log", str(tmp_path / "ctx.log")])
     assert "wrote files 36, prompt 36, math 12 tasks" in r.stdout
     files, prompt, math = (read(out / f"{v}.jsonl") for v in ("files", "prompt", "math"))
     assert [t["id"] for t in files] == [t["id"] for t in prompt]
@@ -27,11 +27,11 @@ def test_context_tasks_writes_the_variants_and_the_held_out_split(tmp_path):
     assert (tmp_path / "ctx.log").read_text()
 
     again = tmp_path / "again"
-    run(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(again)])
+    lis(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(again)])
     assert json.loads((again / "manifest.json").read_text())["content_sha256"] == m["content_sha256"]
 
     held_path = tmp_path / "tasks/instruct_pretrain.jsonl"
-    run(["lis", "tasks", "--domain", "instruct_pretrain", "--profile", "ci", "--out", str(held_path)])
+    lis(["lis", "tasks", "--domain", "instruct_pretrain", "--profile", "ci", "--out", str(held_path)])
     held = read(held_path)
     assert len(held) == 12 and {t["meta"]["split"] for t in held} == {"held_out"}
     assert not {t["meta"]["context_id"] for t in held} & {t["meta"]["context_id"] for t in files}
@@ -40,14 +40,14 @@ def test_context_tasks_writes_the_variants_and_the_held_out_split(tmp_path):
 
 
 def test_generated_source_is_for_instruct_pretrain_only(tmp_path):
-    r = run(["lis", "tasks", "--domain", "math", "--source", "generated", "--profile", "ci", "--out",
+    r = lis(["lis", "tasks", "--domain", "math", "--source", "generated", "--profile", "ci", "--out",
              str(tmp_path / "m.jsonl")], check=False)
     assert r.returncode == 2 and "applies to instruct_pretrain only" in r.stderr and r.stderr.count("\n") == 1
-    r = run(["lis", "tasks", "--domain", "instruct_pretrain", "--source", "generated", "--revision", "abc",
+    r = lis(["lis", "tasks", "--domain", "instruct_pretrain", "--source", "generated", "--revision", "abc",
              "--profile", "ci", "--out", str(tmp_path / "m.jsonl")], check=False)
     assert r.returncode == 2 and "--revision does not apply to --source generated" in r.stderr
 
 
 def test_help():
-    out = run(["lis", "context-tasks", "--help"], env={"COLUMNS": "200"}).stdout
+    out = lis(["lis", "context-tasks", "--help"], env={"COLUMNS": "200"}).stdout
     assert "--profile" in out and "--log" in out and "--out" in out and "tasks.context" in out

@@ -11,7 +11,7 @@ import yaml
 
 from lis.context_tasks import FREE, MULTIPLE, SINGLE, SeedCollection, load_seed_contexts, parse_qa, parse_row
 from lis.errors import LisError
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROWS = "tests/context_tasks/fixtures/seed_rows.jsonl"
@@ -84,6 +84,7 @@ def project(tmp_path: Path, context: dict) -> Path:
                                              "instruction-pretrain/ft-instruction-synthesizer-collection")])
 def test_hub_sources_offline_are_one_line_errors(tmp_path, context, named):
     root = project(tmp_path, context)
+    # a process of its own: huggingface_hub reads HF_HUB_OFFLINE and HF_HOME when it is imported
     r = run(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(tmp_path / "out")], cwd=root, check=False,
             env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
     assert r.returncode == 2 and r.stderr.startswith("error: cannot load the hub dataset " + named), r.stderr
@@ -95,7 +96,7 @@ def test_seed_rows_from_a_local_file_through_the_command(tmp_path):
     root = project(tmp_path, {"source": "seed", "held_out_contexts": 1,
                               "seed_collection": {"path": "rows.jsonl"}})
     shutil.copy(FIXTURES / "seed_rows.jsonl", root / "rows.jsonl")
-    run(["lis", "context-tasks", "--profile", "ci", "--out-dir", "out"], cwd=root)
+    lis(["lis", "context-tasks", "--profile", "ci", "--out-dir", "out"], cwd=root)
     files = [json.loads(line) for line in (root / "out/files.jsonl").read_text().splitlines()]
     assert len(files) == 3 and {t["meta"]["source"] for t in files} in ({"seed:squad"}, {"seed:race"})
     manifest = json.loads((root / "out/manifest.json").read_text())

@@ -21,7 +21,8 @@ from lis.errors import LisError
 from lis.eval.journal import Journal
 from lis.models.scripted import ScriptedModel, assistant
 from lis.models.server import ChatServer
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT
+from tests.conftest import lis as lis_in_process
 from tests.eval.test_runner import add_model, metrics
 
 BINARY = bytes(range(256)).replace(b"\n", b"") + b"\xff\xfe\x00 binary"
@@ -171,8 +172,8 @@ N = 4
 
 
 def lis(repo, *args):
-    """`lis` running the repository copy's code: the same code for every run of a test."""
-    return run(["lis", *args], cwd=repo, env={"LIS_RUN_ID": "pytest-eval", "PYTHONPATH": str(repo)})
+    """`lis ...` in the repository copy (in this process: the same code for every run of a test)."""
+    return lis_in_process(["lis", *args], cwd=repo, env={"LIS_RUN_ID": "pytest-eval"})
 
 
 RUN = ("eval", "run", "--model", "served", "--domain", "math", "--mode", "vanilla", "--workers", "1")

@@ -8,7 +8,7 @@ import json
 
 import yaml
 
-from tests.conftest import run
+from tests.conftest import lis
 
 GOOD = {"domain": "math", "problem_statement": "What is 2+2?", "ground_truth": "4"}
 
@@ -32,7 +32,7 @@ def test_bad_task_rows_are_errors_and_the_job_goes_on(repo_copy):
     params["models"]["answers"] = {"backend": "scripted", "replies": ["\\boxed{4}"] * 10}
     params["eval"]["max_error_share"] = 1.0
     (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    r = run(["lis", "eval", "run", "--model", "answers", "--domain", "math", "--mode", "vanilla", "--profile", "ci",
+    r = lis(["lis", "eval", "run", "--model", "answers", "--domain", "math", "--mode", "vanilla", "--profile", "ci",
              "--workers", "1"], cwd=repo_copy, check=False)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-3000:]
     out = repo_copy / "data/eval/answers/math/vanilla"

@@ -10,7 +10,7 @@ import yaml
 
 from lis.models.base import ModelError
 from lis.models.openai_compat import OpenAIChatModel
-from tests.conftest import run
+from tests.conftest import lis
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -24,8 +24,8 @@ def _one_error_line(r) -> str:
 
 def test_lis_run_with_notaurl_fails_at_once(tmp_path):
     t0 = time.monotonic()
-    r = run(["lis", "run", "--profile", "ci", "--model", "m", "--base-url", "notaurl", "--query", "hi",
-             "--output-dir", str(tmp_path)], check=False, timeout=60)
+    r = lis(["lis", "run", "--profile", "ci", "--model", "m", "--base-url", "notaurl", "--query", "hi",
+             "--output-dir", str(tmp_path)], check=False)
     took = time.monotonic() - t0
     print(f"MEASURED lis run --base-url notaurl: exit {r.returncode} after {took:.2f} s")
     assert r.returncode == 2 and took < 2, (took, r.stderr[-2000:])
@@ -35,15 +35,15 @@ def test_lis_run_with_notaurl_fails_at_once(tmp_path):
 
 
 def test_a_models_entry_with_notaurl_fails_when_params_load(repo_copy):
-    run(["lis", "tasks", "--domain", "math", "--limit", "1", "--profile", "ci", "--out", "data/tasks/math.jsonl"],
+    lis(["lis", "tasks", "--domain", "math", "--limit", "1", "--profile", "ci", "--out", "data/tasks/math.jsonl"],
         cwd=repo_copy)  # everything else is in place: only the URL is wrong
     path = repo_copy / "params.yaml"
     data = yaml.safe_load(path.read_text())
     data["models"]["broken"] = {"backend": "openai", "model": "x", "base_url": "notaurl"}
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     t0 = time.monotonic()
-    r = run(["lis", "eval", "run", "--model", "broken", "--domain", "math", "--mode", "vanilla", "--profile", "ci"],
-            cwd=repo_copy, check=False, timeout=60)
+    r = lis(["lis", "eval", "run", "--model", "broken", "--domain", "math", "--mode", "vanilla", "--profile", "ci"],
+            cwd=repo_copy, check=False)
     took = time.monotonic() - t0
     print(f"MEASURED lis eval run with models.broken.base_url=notaurl: exit {r.returncode} after {took:.2f} s")
     assert r.returncode == 2 and took < 2, (took, r.stderr[-2000:])

@@ -11,11 +11,11 @@ from lis.cli.commands import command_entry, command_module
 from lis.errors import LisError
 from lis.pipeline import compare, dvc_file, dvc_stages, snakemake_jobs
 from lis.stages import registry
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 
 def test_repository_declarations_agree():
-    r = run(["lis", "pipeline", "check"])
+    r = lis(["lis", "pipeline", "check"])
     assert r.stdout.startswith("ok:"), r.stdout
 
 
@@ -44,7 +44,7 @@ def test_check_catches_drift(repo_copy, fn, expected):
     _edit_dvc(repo_copy, fn)
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any(expected in p for p in problems), problems
-    r = run(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
+    r = lis(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 1 and "difference(s)" in r.stderr
 
 
@@ -66,9 +66,9 @@ def test_a_stage_edited_without_rendering_dvc_yaml_is_caught(repo_copy):
     assert dvc_file.problems(repo_copy) and "lis pipeline dvc --write" in dvc_file.problems(repo_copy)[0]
     problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
     assert any("params differ: only snakemake ['image']" in p for p in problems), problems
-    r = run(["lis", "pipeline", "dvc", "--check", "--root", str(repo_copy)], check=False)
+    r = lis(["lis", "pipeline", "dvc", "--check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "lis pipeline dvc --write" in r.stderr
-    r = run(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
+    r = lis(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 1 and "dvc.yaml is not what lis/stages/ renders" in r.stderr
 
 

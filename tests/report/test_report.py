@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lis.report.inputs import declared_inputs
 from lis.report.paper_numbers import lookup
-from tests.report.build_inputs import REPO, build_all, make_project, params_of
+from tests.conftest import lis
+from tests.report.build_inputs import build_all, make_project, params_of
 
 TABLE_IDS = ["table1_design", "table2_main", "table3_long_context", "table4_capability_groups", "table5_rl_paradigms",
              "table6_rl", "table7_data_ablation", "table8_capability_rl", "table9_reasoning", "table10_tokens",
@@ -31,10 +30,8 @@ EXT_ENTRY = {"backend": "local", "path": "data/models/ext", "sampling": {"temper
 
 
 def lis_report(root: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "LIS_NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-c", "from lis.cli import main; main()", "report", "--params", str(root / "params.yaml"),
-                           "--log", str(root / "report.log"), *extra],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return lis(["report", "--params", str(root / "params.yaml"), "--log", str(root / "report.log"), *extra],
+               cwd=root, check=False)
 
 
 def md_rows(path: Path) -> list[list[str]]:

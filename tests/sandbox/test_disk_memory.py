@@ -12,7 +12,7 @@ import yaml
 
 from lis.errors import ParamsError
 from lis.params import load
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 QUOTAS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
 
@@ -41,7 +41,7 @@ def test_params_refuse_quotas_over_the_memory_limit_in_one_line(proj):
     for key in QUOTAS:
         assert f"sandbox.limits.{key}" in line, line  # the keys, and the fix
     assert "raise sandbox.limits.memory_mb" in line
-    r = run(["lis", "params", "check", "--params", str(proj / "params.yaml"), "--profile", "full"], check=False)
+    r = lis(["lis", "params", "check", "--params", str(proj / "params.yaml"), "--profile", "full"], check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "exceed memory_mb 2048" in r.stderr, r.stderr
     _set_limits(proj, memory_mb=3072)  # the other fix: a limit that holds them
     assert load(proj, profile="full").section("sandbox")["limits"]["memory_mb"] == 3072

@@ -10,7 +10,7 @@ import pytest
 from lis.errors import LisError
 from lis.stages import registry
 from lis.stages import tasks as stage
-from tests.conftest import ROOT, run
+from tests.conftest import ROOT, lis
 
 SAMPLES = ROOT / "data" / "samples"
 
@@ -32,7 +32,7 @@ def test_the_command_runs_the_stage(tmp_path, monkeypatch, options, settings, in
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "cmd" / "set.jsonl"
     flags = [word for key, value in options.items() for word in (f"--{key.replace('_', '-')}", str(value))]
-    run(["lis", "tasks", *flags, "--out", str(out)], cwd=tmp_path)
+    lis(["lis", "tasks", *flags, "--out", str(out)], cwd=tmp_path)
     assert stage.resolve(**options) == (settings, inputs)
     again = tmp_path / "run" / "set.jsonl"
     manifest = stage.run(settings, inputs, {"tasks": again, "manifest": stage.manifest_path(again)})

@@ -11,7 +11,7 @@ import pytest
 from lis.errors import LisError
 from lis.tasks import load_samples, write_tasks
 from lis.util.jsonl import append_jsonl, iter_jsonl, read_jsonl, write_jsonl
-from tests.conftest import one_line_error, run
+from tests.conftest import lis, one_line_error
 
 GOOD = {"id": "a", "x": 1}
 
@@ -91,18 +91,18 @@ def test_grpo_and_teacher_read_training_tasks_strictly(tmp_path, corrupt_tasks):
     init = tmp_path / "sft"
     init.mkdir()
     (init / "config.json").write_text("{}")
-    r = run([*map(str, ["lis", "train", "grpo", "--profile", "ci", "--init", init, "--data", corrupt_tasks, "--mode", "vanilla",
+    r = lis([*map(str, ["lis", "train", "grpo", "--profile", "ci", "--init", init, "--data", corrupt_tasks, "--mode", "vanilla",
              "--out", tmp_path / "grpo", "--logs", tmp_path / "logs"])], check=False)
     one_line_error(r, f"{corrupt_tasks} line 2 is not valid JSON")
     assert not (tmp_path / "grpo").exists()
-    r = run([*map(str, ["lis", "train", "teacher", "--profile", "ci", "--context-tasks", corrupt_tasks,
+    r = lis([*map(str, ["lis", "train", "teacher", "--profile", "ci", "--context-tasks", corrupt_tasks,
                         "--out", tmp_path / "teacher", "--image-manifest", tmp_path / "none.json"])], check=False)
     one_line_error(r, f"{corrupt_tasks} line 2 is not valid JSON")
 
 
 def test_sft_reads_its_training_trajectories_strictly(tmp_path):
     data = corrupt(tmp_path / "trajectories.jsonl", '{"task_id": "t", "steps": [')
-    r = run([*map(str, ["lis", "train", "sft", "--profile", "ci", "--base", tmp_path / "base", "--data", data,
+    r = lis([*map(str, ["lis", "train", "sft", "--profile", "ci", "--base", tmp_path / "base", "--data", data,
                         "--out", tmp_path / "sft"])], check=False)
     one_line_error(r, f"{data} line 3 is not valid JSON")
     assert not (tmp_path / "sft").exists()
