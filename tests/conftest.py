@@ -56,6 +56,8 @@ def lis(args, cwd=ROOT, check=True, env=None) -> subprocess.CompletedProcess:
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     root_log = logging.getLogger()
     saved_log = (list(root_log.handlers), root_log.level)
+    threads = (sys.modules["torch"].get_num_threads() if "torch" in sys.modules  # torch's default when not yet imported:
+               else int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0))))
     os.environ.update({"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})})
     try:
         os.chdir(cwd)
@@ -70,6 +72,9 @@ def lis(args, cwd=ROOT, check=True, env=None) -> subprocess.CompletedProcess:
                 handler.close()
         root_log.handlers[:] = saved_log[0]
         root_log.setLevel(saved_log[1])
+        if "torch" in sys.modules:  # a command's --threads is its own: the next test gets the worker's share back
+            torch = sys.modules["torch"]
+            torch.set_num_threads(threads)
     r = subprocess.CompletedProcess(["lis", *args], code, out.getvalue(), err.getvalue())
     if check and code != 0:
         raise AssertionError(f"lis {args} exited {code}\nstdout:\n{r.stdout[-3000:]}\nstderr:\n{r.stderr[-3000:]}")

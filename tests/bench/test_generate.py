@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import ROOT, run
+from tests.conftest import BIN, ROOT, lis, run
 
 
 def test_bench_generate_prints_one_json_object(tiny_dir, tmp_path):
     out = tmp_path / "bench.json"
-    r = run([str(ROOT / ".venv/bin/lis"), "bench", "generate", "--model", str(tiny_dir), "--n", "4",
+    r = run([str(BIN / "lis"), "bench", "generate", "--model", str(tiny_dir), "--n", "4",
              "--max-new-tokens", "8", "--threads", "1", "--group", "--out", str(out)], cwd=ROOT)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -21,5 +21,5 @@ def test_bench_generate_prints_one_json_object(tiny_dir, tmp_path):
 
 
 def test_bench_generate_without_a_model_is_one_line(tmp_path):
-    r = run([str(ROOT / ".venv/bin/lis"), "bench", "generate", "--model", str(tmp_path / "none")], cwd=ROOT, check=False)
+    r = lis(["bench", "generate", "--model", str(tmp_path / "none")], check=False)
     assert r.returncode == 2 and "no model folder" in r.stderr and "Traceback" not in r.stderr
