@@ -47,13 +47,16 @@ def test_the_choice_extractor_reads_the_same_boxes():
     assert extract_choices("The answer is \\boxed{A, C}.", "ABCD") == ["A", "C"]
 
 
-def test_twenty_thousand_unclosed_boxes_score_within_a_second():
+def test_twenty_thousand_unclosed_boxes_score_within_a_second_of_cpu():
+    """One pass, not a rescan per box: 20,000 unclosed boxes cost a quadratic extractor ~2e8 steps
+    (tens of seconds), the linear one ~0.3 s of CPU here. The bound is on this process's CPU time, not the wall
+    clock, so that other work on the machine (a second pytest worker, a build) cannot fail it."""
     reply = "\\boxed{" * 20_000 + " the answer is 42"  # a small model's degenerate reply (~160 KB)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     assert boxed_contents(reply) == [] and last_boxed(reply) is None
     assert extract_choices(reply + " \\boxed{B}", "ABCD") == ["B"]  # a closed box after them is read
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 1.0, f"{elapsed:.2f} s"
-    t0 = time.perf_counter()
+    elapsed = time.process_time() - t0
+    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU"
+    t0 = time.process_time()
     s = score("chem", reply, "B")
-    assert s.value == 0.0 and time.perf_counter() - t0 < 1.0
+    assert s.value == 0.0 and time.process_time() - t0 < 1.0
