@@ -19,8 +19,8 @@ test: setup
 # The inner loop while editing: only the venv is set up (no Docker engine, no image), and the tests
 # marked docker, training, slow, browser or cluster are deselected (tests/conftest.py sets the markers).
 # It runs where no Docker engine answers. `make test` stays the full suite (CI), in one process.
-# FAST_WORKERS: pytest-xdist worker processes, one per core of the project's 2-core machines; not more:
-# tests that bound their own time (a `lis` refusal within 2 s, a scoring within 1 s) assume a core each.
+# FAST_WORKERS: pytest-xdist worker processes, one per core of the project's 2-core machines (a third
+# worker measured 196 s against 208 s with two, within a day's noise: not kept; docs/timings.md).
 # `make test-fast FAST_WORKERS=0` runs them in one process; each worker's thread share: tests/conftest.py.
 FAST_MARKERS := not docker and not training and not slow and not browser and not cluster
 FAST_WORKERS ?= 2
