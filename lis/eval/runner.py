@@ -143,9 +143,10 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         tasks = tasks[:limit]
     spec = model_spec(params, job.model)
     sandbox_cfg = None
-    if job.mode != "vanilla":
-        sandbox_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=image_manifest)
     ev = params.section("eval")
+    if job.mode != "vanilla":
+        sandbox_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=image_manifest,
+                                     deterministic=bool(ev["deterministic"]))
     cfg = agent_config(params, spec=spec, domain=job.domain, sandbox=sandbox_cfg, deterministic=bool(ev["deterministic"]))
     if bool(ev["deterministic"]) and spec.get("backend") == "local":
         # each turn's sampled ids and log-probabilities go into the trajectories: two runs compare bit for bit

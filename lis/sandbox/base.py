@@ -41,6 +41,11 @@ BOOT = ("import os\n"
 PROTOCOL_MARGIN_S = 15.0  # host-side deadline beyond a command's own timeout before the sandbox is declared dead
 COPY_CHUNK = 4 << 20  # bytes per read of a copy-out (host memory per copy: a few of these)
 COPY_OUT_NOTE = "COPY_OUT_NOTE.txt"  # written into a copy-out cut at its cap: what was left out
+# The deterministic mode's shell environment (lis.runtime.sandbox_config(deterministic=True)): coreutils'
+# stdbuf applied to every process the shell starts, stderr line-buffered, so that each line is one write
+# and two programs running at once cannot cut into each other's line (the bytes a program writes are the
+# same). The library is in the sandbox image (Debian's coreutils); lis.agent.tools.stderr_order.
+LINE_BUFFERED_STDERR = {"LD_PRELOAD": "/usr/libexec/coreutils/libstdbuf.so", "_STDBUF_E": "L"}
 
 
 class SandboxError(LisError):

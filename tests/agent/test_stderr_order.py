@@ -19,6 +19,39 @@ def test_both_orders_of_the_run_that_parted_give_one_observation():
     assert programs_at_once(COMMAND, cut_first) == ["cut", "grep"]
 
 
+def test_a_usage_line_is_its_programs_wherever_the_scheduler_put_it():
+    """The same run's step 2 under load (2026-11-28, two busy loops beside the GRPO stage): cut's first line,
+    then grep's, then cut's ``Try`` line. Read as a continuation, the ``Try`` line went with grep's message;
+    it names cut, so it is cut's."""
+    interleaved = f"cut: invalid option -- 'm'\n{GREP}\nTry 'cut --help' for more information.\n"
+    assert by_program(COMMAND, interleaved) == f"{GREP}\n{CUT}\n"
+    assert by_program("grep -x a | sort -q", "Usage: sort [OPTION]... [FILE]...\ngrep: bad\n") == \
+        "grep: bad\nUsage: sort [OPTION]... [FILE]...\n"
+
+
+def test_the_shells_message_about_a_process_is_that_processs():
+    """Step 6 of the runs under load, once lines were written whole: bash's message about the pipeline's
+    second process and grep's, in either order."""
+    command = "grep -i 'city' /testbed/documents/marbrook.txt | ead -n 5"
+    shell, grep = "main: line 2: ead: command not found", "grep: /testbed/documents/marbrook.txt: No such file or directory"
+    assert by_program(command, f"{shell}\n{grep}\n") == by_program(command, f"{grep}\n{shell}\n") == f"{grep}\n{shell}\n"
+    assert programs_at_once(command, f"{shell}\n{grep}\n") == ["ead", "grep"]
+
+
+SAME_NAME = "grep -n -i -m m 3 'founded' /testbed/documents/* | grep"
+GREP_DIES = "grep: invalid max count"
+GREP_USAGE = "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information."
+
+
+def test_two_processes_of_one_program_are_reported_not_ordered():
+    """Step 6 of the same runs: the two greps of one pipeline wrote in either order (the second grep has no
+    pattern: its usage). Their lines cannot be told apart, so they are left as written and reported."""
+    first, second = f"{GREP_DIES}\n{GREP_USAGE}\n", f"{GREP_USAGE}\n{GREP_DIES}\n"
+    assert by_program(SAME_NAME, first) == first and by_program(SAME_NAME, second) == second
+    assert programs_at_once(SAME_NAME, first) == programs_at_once(SAME_NAME, second) == ["grep"]
+    assert programs_at_once("grep -m m x y | head", f"{GREP_DIES}\n") == []  # one grep: its own order
+
+
 def test_a_program_keeps_its_own_order_and_its_continuation_lines():
     stderr = "sort: cannot read: b\npython3: can't open file 'a.py'\nsort: second\n  more of sort's\n"
     assert by_program("python3 a.py & sort b", stderr) == \
@@ -59,3 +92,27 @@ def test_in_a_real_sandbox_the_order_the_programs_wrote_in_no_longer_matters(sb)
     assert a.startswith("grep: ") and b.startswith("cut: "), (a, b)  # the scheduler's two orders, as written
     a, b = stderr(obs(late_cut, ordered)), stderr(obs(late_grep, ordered))
     assert a.startswith("grep: ") and b.startswith("grep: ") and sorted(a.split("\n")) == sorted(b.split("\n")), (a, b)
+
+
+@pytest.mark.docker
+def test_in_the_deterministic_sandbox_every_program_writes_its_stderr_lines_whole(base_config):
+    """The mode's shell runs with coreutils' stdbuf preloaded (stderr line-buffered): the library is in the
+    image (no loader warning in any output), every process the shell starts gets it, and a program's bytes
+    are what they were. Without it, under load, one program's line landed inside another's (2026-11-28:
+    ``grep: Try 'cut --help' for more information.`` then the rest of grep's line)."""
+    import dataclasses
+
+    from lis.sandbox import make_sandbox
+    from lis.sandbox.base import LINE_BUFFERED_STDERR
+
+    config = dataclasses.replace(base_config, env={**base_config.env, **LINE_BUFFERED_STDERR})
+    box = make_sandbox(config).start()
+    try:
+        r = box.exec("grep -q river /nonexistent | cut -m 3 /dev/null; echo \"$_STDBUF_E\"; "
+                     "sh -c 'tr \\0 \\n < /proc/$$/environ' | grep -c '^LD_PRELOAD=.*libstdbuf'", timeout=30)
+    finally:
+        box.close()
+    assert r.stdout.split() == ["L", "1"], r  # the shell's setting, and a grandchild process has the library
+    lines = sorted(r.stderr.splitlines())
+    assert lines == ["Try 'cut --help' for more information.", "cut: invalid option -- 'm'",
+                     "grep: /nonexistent: No such file or directory"], r.stderr  # no ld.so warning, no cut line

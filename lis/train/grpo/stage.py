@@ -77,7 +77,7 @@ def run_grpo_stage(params, *, init: Path, data: Path, out: Path, logs: Path, mod
     rank, n_proc = world()
     sandbox = sandbox_config(params, run_id=registry.RUN_ID,
                              image_manifest=read_image_manifest(image_manifest) if mode != "vanilla" else None,
-                             backend=settings.sandbox_backend)
+                             backend=settings.sandbox_backend, deterministic=bool(settings.rollout["deterministic"]))
     agent_cfg = agent_config(params, sandbox=sandbox, deterministic=bool(settings.rollout["deterministic"]))
     log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode%s); checkpoints in %s", name,
              settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
