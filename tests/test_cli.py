@@ -64,7 +64,9 @@ def test_unknown_profile_on_a_stage_command():
 
 
 def test_engine_unreachable_is_one_line():
-    r = lis(["lis", "image", "tag"], check=False, env={"DOCKER_HOST": "tcp://127.0.0.1:9"})
+    # a process of its own: in this one an earlier test may have connected to the engine (lis.sandbox.engine
+    # keeps the connection), and DOCKER_HOST is read when a process first connects
+    r = run(["lis", "image", "tag"], check=False, env={"DOCKER_HOST": "tcp://127.0.0.1:9"})
     assert r.returncode == 2
     assert "no Docker engine answers" in r.stderr and "scripts/setup.sh docker" in r.stderr
     assert "Traceback" not in r.stderr
