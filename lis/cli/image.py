@@ -1,8 +1,9 @@
-"""``lis image``: the sandbox image stage."""
+"""``lis image``: the sandbox image. ``build`` is the command line of the ``image`` stage
+(lis/stages/image.py): its options, then the stage's ``resolve`` and ``run``; ``ensure``, ``tag`` and
+``prune`` are the set-up's and the user's."""
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -10,9 +11,9 @@ import typer
 
 from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.manifest import stage_manifest, write_json
 from lis.sandbox.image import ensure_image, expected_tag
 from lis.sandbox.image.build import prune_images
+from lis.stages import image as stage
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=True)
@@ -32,14 +33,7 @@ def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_oka
     """
 
     setup_logging(log_file, verbose)
-    t0 = time.monotonic()
-    p = load_params(profile, params_file)
-    facts = ensure_image(p.section("image"), p.root, force=force)
-    manifest = stage_manifest("image", p.root, p.profile, p.section_hash("image"), time.monotonic() - t0, image=facts)
-    write_json(out, manifest)
-    inside = facts["inside"]
-    log.info("%s: %s, %.0f MB, Python %s as %s in %s (%s)", facts["action"], facts["tag"] or facts["rootfs"],
-             facts["size_mb"], inside["python"], inside["user"], inside["cwd"], facts["base"])
+    stage.run(stage.resolve(force=force, profile=profile, params_file=params_file), {}, {"out": out})
 
 
 @app.command("ensure")

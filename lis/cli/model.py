@@ -2,27 +2,24 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
 from lis.errors import LisError
-from lis.manifest import write_json
-from lis.models.registry import fingerprint
-from lis.runtime import model_spec
+from lis.stages import model_card as stage
 from lis.train.tiny.random_model import build_random
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Models this pipeline does not train: record each one's card; random-init models of a "
                        "published shape (rehearsals).", no_args_is_help=True)
-log = logging.getLogger("lis.model")
 
 
-# `lis ... card`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
+# `lis ... card`: the command line of the `model_card` stage (lis/stages/model_card.py): its options, then the
+# stage's `resolve` and `run`; attached from the declaration (lis.cli.GROUPS)
 def card(model: str = typer.Option(..., "--model", "-m", help="A models entry listed in jobs.external."),
          out: Path = typer.Option(..., "--out", help="Folder to write card.json into (data/models/<name>)."),
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
@@ -31,13 +28,7 @@ def card(model: str = typer.Option(..., "--model", "-m", help="A models entry li
     evaluation of every model depends on data/models/<name>, trained here or carded here."""
 
     setup_logging(log_file, verbose)
-    p = load_params(profile, params_file)
-    spec = model_spec(p, model)
-    entry = p.section("models")[model]
-    card = {"name": model, "entry": entry, "fingerprint": fingerprint(model, spec), "trained_here": False}
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "card.json", card)
-    log.info("model card of %s: %s", model, json.dumps(card["fingerprint"]))
+    stage.run(stage.resolve(model, profile=profile, params_file=params_file), {}, {"out": out})
 
 
 @app.command("random")

@@ -1,8 +1,7 @@
-"""``lis report``: the last stage, writing paper_figures/."""
+"""``lis report``: the command line of the ``report`` stage (lis/stages/report.py), the last stage,
+writing paper_figures/. Its options, then the stage's ``resolve`` and ``run``."""
 from __future__ import annotations
 
-import logging
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -10,12 +9,8 @@ import typer
 
 from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.errors import LisError
-from lis.report.build import build_report
-from lis.report.inputs import IMAGE_MANIFEST
+from lis.stages import report as stage
 from lis.util.log import setup_logging
-
-log = logging.getLogger("lis.report")
 
 
 def report(image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
@@ -29,14 +24,5 @@ def report(image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--i
     the inputs the report stage declares for the params' jobs (lis.report.inputs)."""
 
     setup_logging(log_file, verbose)
-    t0 = time.monotonic()
-    p = load_params(profile, params_file)
-    for given, declared in ((image_manifest, IMAGE_MANIFEST), (eval_root, layout.EVAL_ROOT)):
-        if given.as_posix().rstrip("/") != declared:
-            raise LisError(f"{given} is not the report's declared input {declared}",
-                           f"the report reads the pipeline's outputs under the project root: pass {declared}")
-    out = out if out.is_absolute() else p.root / out
-    paths = build_report(p.root, p.data, p.profile, out)
-    for path in paths:
-        log.debug("wrote %s", path)
-    log.info("wrote %d files under %s in %.1fs", len(paths), out, time.monotonic() - t0)
+    settings = stage.resolve(load_params(profile, params_file))
+    stage.run(settings, {"image_manifest": image_manifest, "eval_root": eval_root}, {"out": out})

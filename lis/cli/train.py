@@ -4,6 +4,9 @@
     lis train teacher --out data/train/teacher                  # scripted teacher in the real sandbox
     lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
     lis train plan    --profile full                            # will it fit? memory per GPU, disk per checkpoint
+
+``lis train base`` is lis/cli/train_base.py and ``lis train compare`` lis/cli/train_compare.py: modules of
+their own, so that these stages' code includes neither the base stage's module nor the report's.
 """
 from __future__ import annotations
 
@@ -22,14 +25,12 @@ from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
-from lis.tasks.io import read_tasks
 from lis.train.agent_check import check_agent
 from lis.train.grpo.stage import run_grpo_stage
 from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
 from lis.train.plan.measure import measure_model, render as render_measured
 from lis.train.teacher.stage import run_teacher_stage
 from lis.train.tiny.agent import build_tiny_agent
-from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
 from lis.util.jsonl import read_jsonl
 from lis.util.log import setup_logging
 
@@ -45,45 +46,6 @@ def _read_jsonl(path: Path, what: str) -> list[dict]:
     if not path.is_file():
         raise LisError(f"no {what} at {path}", hint)
     return read_jsonl(path, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
-
-
-# `lis ... base`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
-def base(out: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--out", help="Folder to write the base model into."),
-         context_tasks: Optional[Path] = typer.Option(None, "--context-tasks",
-                                                      help="Training context tasks whose prompts join the tiny "
-                                                           "tokenizer's corpus."),
-         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """The starting model (params `base`): the tiny offline Qwen3 built here (random weights, its
-    own tokenizer), a hub model at a revision, or a local folder."""
-
-    setup_logging(log_file, verbose)
-    sec = load_params(profile, params_file).section("base")
-    source = sec["source"]
-    if source == "tiny":
-        tasks = []
-        if context_tasks is not None:
-            if not context_tasks.is_file():
-                raise LisError(f"no context tasks at {context_tasks}", "run the context tasks stage first "
-                               "(lis context-tasks)")
-            tasks = read_tasks(context_tasks)[: int(sec["tiny"]["corpus_context_tasks"])]
-            if not tasks:
-                raise LisError(f"no context tasks in {context_tasks}", "give the context tasks stage's JSONL "
-                               "(lis context-tasks), or leave --context-tasks out")
-        t = sec["tiny"]
-        manifest = build_base(out, seed=int(sec["seed"]), vocab_size=int(t["vocab_size"]),
-                              max_context=int(t["max_context"]), arch=dict(t["arch"]),
-                              stdlib_files=int(t["stdlib_files"]), corpus_episodes=int(t["corpus_episodes"]),
-                              context_tasks=tasks)
-    elif source == "hub":
-        manifest = fetch_hub_base(out, sec["hub"]["model"], sec["hub"].get("revision"))
-    elif source == "path":
-        if not sec.get("path"):
-            raise LisError("base.source is path but base.path is empty", "set base.path to a local model folder")
-        manifest = copy_base(out, sec["path"])
-    else:  # the schema prevents it; kept for direct callers
-        raise LisError(f"unknown base.source {source!r}", "use tiny, hub or path")
-    typer.echo(json.dumps({k: v for k, v in manifest.items() if k != "versions"}, indent=1))
 
 
 # `lis ... teacher`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)

@@ -1,7 +1,26 @@
-"""The ``context_tasks`` stage: Context tasks for RL (train split; files, prompt and math variants)."""
+"""The ``context_tasks`` stage: Context tasks for RL (train split; files, prompt and math variants).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve`, which turns the params (``tasks.context``)
+into :class:`Settings`, and :func:`run`, which builds the train split of the context tasks, writes its
+three variants (``files``, ``prompt``, ``math``) and a manifest. ``lis context-tasks`` calls both.
+"""
 from __future__ import annotations
 
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.context_tasks import build_splits, ContextSettings, qa_mix, settings_from, VARIANTS, variants
+from lis.manifest import stage_manifest, write_json
+from lis.params import load
 from lis.stages.spec import Stage
+from lis.tasks import write_tasks
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_obj
 
 STAGE = Stage(
     name="context_tasks",
@@ -10,9 +29,74 @@ STAGE = Stage(
     entry="lis.cli.context_tasks:context_tasks",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
-    code=("lis/context_tasks", "lis/tasks", "lis/cli/context_tasks.py"),
+    code=("lis/context_tasks", "lis/tasks", "lis/stages/__init__.py", "lis/stages/spec.py",
+          "lis/stages/context_tasks.py", "lis/cli/context_tasks.py"),
     outs=(
         "data/train/context/files.jsonl", "data/train/context/prompt.jsonl", "data/train/context/math.jsonl",
         "data/train/context/manifest.json",
     ),
 )
+
+log = logging.getLogger("lis.context_tasks")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage, the params resolved (:func:`resolve`)."""
+
+    context: ContextSettings
+    """The knobs of the construction (the section checked by its model, defaults filled in)."""
+    section: dict
+    """The params' ``tasks.context`` as given (its hash is the manifest's ``params_hash``)."""
+    root: Path
+    """The project root: the section's paths (a local seed collection) are relative to it."""
+    profile: str
+    """The params profile (recorded in the manifest)."""
+
+
+def resolve(*, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
+    """The settings from the params (``tasks.context``, the profile applied). Raises ParamsError for
+    params that cannot be read or a bad knob (one line, naming the key)."""
+
+    p = load(profile=profile, params_file=params_file)
+    sec = p.section("tasks").get("context") or {}
+    return Settings(context=settings_from(sec), section=sec, root=p.root, profile=p.profile)
+
+
+def outputs_in(out_dir: Path) -> dict[str, Path]:
+    """The stage's outputs in ``out_dir``: ``<variant>.jsonl`` per variant and ``manifest.json``."""
+    return {**{name: out_dir / f"{name}.jsonl" for name in VARIANTS}, "manifest": out_dir / "manifest.json"}
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Build the train split of the context tasks from ``settings.context`` (its source: generated,
+    seed or paper) and write each variant's tasks to ``outputs[<variant>]`` (JSONL, one Task per line)
+    and the manifest (counts, qa_type mix, seed, source, knobs, content hashes) to
+    ``outputs["manifest"]`` (:func:`outputs_in`); return the manifest. ``inputs`` is empty: the
+    sources are the settings' (relative to ``settings.root``). Raises LisError when the source cannot
+    be read (an unreachable hub names the dataset and the offline way out)."""
+
+    t0 = time.monotonic()
+    s = settings.context
+    splits = build_splits(s, settings.root)
+    sets = variants(splits.train, s.seed, s.math_tasks)
+    described = {}
+    for name, tasks in sets.items():
+        path = write_tasks(outputs[name], tasks)
+        described[name] = {"file": path.name, "count": len(tasks), "sha256": sha256_file(path),
+                           "qa_mix": qa_mix(tasks), "qa_types": _count(t.qa_type for t in tasks),
+                           "domains": _count(t.domain for t in tasks)}
+        log.info("%s: %d tasks %s", path, len(tasks), described[name]["qa_mix"])
+    held_ids = sorted({str(t.meta.get("context_id")) for t in splits.held_out})
+    manifest = stage_manifest(
+        "context_tasks", settings.root, settings.profile, hash_obj({"tasks.context": settings.section}),
+        time.monotonic() - t0, source=s.source, seed=s.seed, knobs=s.knobs(), source_facts=splits.facts,
+        variants=described, split="train", held_out={"tasks": len(splits.held_out), "contexts": len(held_ids),
+                                                     "context_ids_sha256": hash_obj(held_ids, 64)},
+        content_sha256=hash_obj({k: v["sha256"] for k, v in described.items()}, 64))
+    write_json(outputs["manifest"], manifest)
+    return manifest
+
+
+def _count(values) -> dict[str, int]:
+    return dict(sorted(Counter(str(v) for v in values).items()))

@@ -1,6 +1,22 @@
-"""The ``image`` stage: Sandbox image (profile <profile>)."""
+"""The ``image`` stage: Sandbox image (profile <profile>).
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve`, which turns the command line's flag and
+the params (``image``) into :class:`Settings`, and :func:`run`, which builds the sandbox image if its
+tag (a content hash of image.context and the image params) is missing and writes its manifest.
+``lis image build`` calls both.
+"""
 from __future__ import annotations
 
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.manifest import stage_manifest, write_json
+from lis.params import load
+from lis.sandbox.image import ensure_image
 from lis.stages.spec import Stage
 
 STAGE = Stage(
@@ -9,6 +25,52 @@ STAGE = Stage(
     entry="lis.cli.image:build",
     params=("image",),
     deps=("${image.context}",),
-    code=("lis/paths.py", "lis/sandbox", "lis/cli/image.py"),
+    code=("lis/paths.py", "lis/sandbox", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/image.py",
+          "lis/cli/image.py"),
     outs=("data/image/manifest.json",),
 )
+
+log = logging.getLogger("lis.image")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage, the flag and the params resolved (:func:`resolve`). The image's context
+    folder, its one data input, is the section's ``context`` (relative to ``root``)."""
+
+    section: dict
+    """The params' ``image`` section."""
+    root: Path
+    """The project root: the section's ``context`` is relative to it."""
+    profile: str
+    """The params profile (recorded in the manifest)."""
+    params_hash: str
+    """The hash of the section and the profile (the manifest's ``params_hash``)."""
+    force: bool = False
+    """Rebuild even if the content-hash tag exists."""
+
+
+def resolve(*, force: bool = False, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
+    """The settings from the ``--force`` flag and the params (``image``, the profile applied). Raises
+    ParamsError for params that cannot be read."""
+
+    p = load(profile=profile, params_file=params_file)
+    return Settings(section=p.section("image"), root=p.root, profile=p.profile, params_hash=p.section_hash("image"),
+                    force=force)
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Build the sandbox image unless its tag exists (``settings.force``: build it anyway; without a
+    Docker engine, only the root filesystem), then write the manifest (the image's facts: tag, id,
+    size, build path, what it holds inside) to ``outputs["out"]``; return the manifest. ``inputs`` is
+    empty: the context folder is the settings' section's. Raises LisError when the image cannot be built."""
+
+    t0 = time.monotonic()
+    facts = ensure_image(settings.section, settings.root, force=settings.force)
+    manifest = stage_manifest("image", settings.root, settings.profile, settings.params_hash, time.monotonic() - t0,
+                              image=facts)
+    write_json(outputs["out"], manifest)
+    inside = facts["inside"]
+    log.info("%s: %s, %.0f MB, Python %s as %s in %s (%s)", facts["action"], facts["tag"] or facts["rootfs"],
+             facts["size_mb"], inside["python"], inside["user"], inside["cwd"], facts["base"])
+    return manifest

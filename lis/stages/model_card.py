@@ -1,6 +1,23 @@
-"""The ``model_card`` stage: Model card of <name>."""
+"""The ``model_card`` stage: Model card of <name>.
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve`, which finds the model's entry in the params
+(``models``) and makes :class:`Settings` of it, and :func:`run`, which writes the card: the entry and
+what identifies the model's weights. ``lis model card`` calls both; the evaluation of every model
+depends on data/models/<name>, trained here or carded here.
+"""
 from __future__ import annotations
 
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from lis.manifest import write_json
+from lis.models.registry import fingerprint
+from lis.params import load
+from lis.runtime import model_spec
 from lis.stages.spec import Stage
 
 STAGE = Stage(
@@ -10,6 +27,46 @@ STAGE = Stage(
          "logs/models/${item}.log"),
     entry="lis.cli.model:card",
     params=("models",),
-    code=("lis/paths.py", "lis/agent", "lis/models", "lis/runtime", "lis/sandbox", "lis/cli/model.py"),
+    code=("lis/paths.py", "lis/agent", "lis/models", "lis/runtime", "lis/sandbox", "lis/stages/__init__.py",
+          "lis/stages/spec.py", "lis/stages/model_card.py", "lis/cli/model.py"),
     outs=("data/models/${item}",),
 )
+
+log = logging.getLogger("lis.model")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage, the params resolved (:func:`resolve`)."""
+
+    model: str
+    """The name of the ``models`` entry."""
+    entry: dict
+    """The params entry as written (recorded in the card)."""
+    spec: dict
+    """The entry as the runtime reads it (a local folder given relative made absolute): what the
+    weights are identified from."""
+
+
+def resolve(model: str, *, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
+    """The settings of the ``models`` entry ``model`` from the params (the profile applied). Raises
+    ParamsError for params that cannot be read, LisError naming the entries when there is none called
+    ``model``."""
+
+    p = load(profile=profile, params_file=params_file)
+    spec = model_spec(p, model)
+    return Settings(model=model, entry=p.section("models")[model], spec=spec)
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Write the model's card (its params entry and its weights' fingerprint) as ``card.json`` into
+    the folder ``outputs["out"]`` (made when missing); return the card. ``inputs`` is empty: a local
+    model's folder is the settings' ``spec``."""
+
+    card = {"name": settings.model, "entry": settings.entry, "fingerprint": fingerprint(settings.model, settings.spec),
+            "trained_here": False}
+    out = outputs["out"]
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "card.json", card)
+    log.info("model card of %s: %s", settings.model, json.dumps(card["fingerprint"]))
+    return card

@@ -1,6 +1,23 @@
-"""The ``report`` stage: Report: paper_figures/ (profile <profile>)."""
+"""The ``report`` stage: paper_figures/ — every table (Markdown, LaTeX, CSV) and figure (PNG, PDF) of the
+paper, with the paper's numbers beside ours, and an index (md, json, html) with provenance.
+
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
+Snakemake rule takes its code and params), :func:`resolve` (the params the report reads) and
+:func:`run`, which checks that the inputs are the declared ones and builds the report
+(:func:`lis.report.build.build_report`). ``lis report`` calls both.
+"""
 from __future__ import annotations
 
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lis import layout
+from lis.errors import LisError
+from lis.params import Params
+from lis.report.build import build_report
+from lis.report.inputs import IMAGE_MANIFEST
 from lis.stages.spec import Stage
 
 STAGE = Stage(
@@ -15,9 +32,47 @@ STAGE = Stage(
         "data/analysis/efficiency.json", "data/analysis/storage.json", "data/bench/throughput.json",
         "data/train/runs", "data/models",
     ),
-    code=("lis/report", "lis/cli/report.py"),
+    code=("lis/report", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/report.py", "lis/cli/report.py"),
     outs=(
         "paper_figures/index.md", "paper_figures/index.json", "paper_figures/index.html",
         "paper_figures/tables", "paper_figures/figures", "paper_figures/trajectories",
     ),
 )
+
+log = logging.getLogger("lis.report")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage (:func:`resolve`): the params of the profile — the project root the
+    declared inputs are read under, the sections the report reads (``report``, ``jobs``, ``models``,
+    ``tasks``) and the profile's name."""
+
+    params: Params
+
+
+def resolve(params: Params) -> Settings:
+    """The settings from the loaded params (the profile applied)."""
+    return Settings(params=params)
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> list[Path]:
+    """Write paper_figures/ into ``outputs["out"]`` (relative: under the project root) from exactly the
+    inputs the stage declares for the params' jobs (:func:`lis.report.inputs.declared_inputs`, read
+    under the project root); return the files written. ``inputs`` ``image_manifest`` and ``eval_root``
+    are the command line's: they must be the declared ones (``data/image/manifest.json``,
+    ``data/eval``), else a LisError says so. A missing declared input is a LisError naming it."""
+
+    t0 = time.monotonic()
+    for given, declared in ((inputs["image_manifest"], IMAGE_MANIFEST), (inputs["eval_root"], layout.EVAL_ROOT)):
+        if given.as_posix().rstrip("/") != declared:
+            raise LisError(f"{given} is not the report's declared input {declared}",
+                           f"the report reads the pipeline's outputs under the project root: pass {declared}")
+    p = settings.params
+    out = outputs["out"]
+    out = out if out.is_absolute() else p.root / out
+    paths = build_report(p.root, p.data, p.profile, out)
+    for path in paths:
+        log.debug("wrote %s", path)
+    log.info("wrote %d files under %s in %.1fs", len(paths), out, time.monotonic() - t0)
+    return paths
