@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lis.agent.tools.stderr_order import programs_at_once
+from lis.agent.tools.stderr_order import one_program_twice, programs_at_once
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 
@@ -40,6 +40,20 @@ def concurrent_output(record: "Trajectory") -> bool:
                 continue
             stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
             if programs_at_once(str(c.arguments.get("command") or ""), stderr):
+                return True
+    return False
+
+
+def unordered_output(record: "Trajectory") -> bool:
+    """Whether a command's error output holds lines of two processes of one program that ran at once
+    (:func:`lis.agent.tools.stderr_order.one_program_twice`): the deterministic mode cannot order them, so
+    an episode with one is not reproducible for sure (docs/training.md, "Determinism")."""
+    for s in record.steps:
+        for c in s.calls:
+            if c.tool != "execute_bash" or not isinstance(c.arguments, dict):
+                continue
+            stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
+            if one_program_twice(str(c.arguments.get("command") or ""), stderr):
                 return True
     return False
 

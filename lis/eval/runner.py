@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.agent.episode import run_task
-from lis.agent.trajectory import Trajectory, concurrent_output, episode_key, wall_clock_limited
+from lis.agent.trajectory import Trajectory, concurrent_output, episode_key, unordered_output, wall_clock_limited
 from lis.errors import LisError
 from lis.eval.jobs import EvalJob, repeats_for, settings_hash, task_hash
 from lis.eval.journal import INFRA, INTERRUPTED, Journal
@@ -300,12 +300,13 @@ def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[s
     decoded in rounds (in-process), no wall-clock limit decided an episode (a command or an episode
     timeout: a slower machine could have let it finish). Episodes with messages of processes that ran at
     once (lis.agent.trajectory.concurrent_output) are counted: the mode put them in a fixed order
-    (lis.agent.tools.stderr_order)."""
+    (lis.agent.tools.stderr_order), unless two processes of one program wrote (unordered_output)."""
     timed_out = sum(1 for r in records if wall_clock_limited(r))
     concurrent = sum(1 for r in records if concurrent_output(r))
+    unordered = sum(1 for r in records if unordered_output(r))
     local = model is None or callable(getattr(model, "lockstep", None))
     return {"mode": asked, "wall_clock_limited_episodes": timed_out, "concurrent_output_episodes": concurrent,
-            "reproducible": bool(asked and local and timed_out == 0)}
+            "unordered_output_episodes": unordered, "reproducible": bool(asked and local and timed_out == 0 and unordered == 0)}
 
 
 def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:

@@ -32,3 +32,16 @@ def test_one_program_or_commands_in_sequence_are_not():
     assert not concurrent_output(record("grep a x 2>&1 >/dev/null", CUT_FIRST))  # a redirection, not a job
     assert not concurrent_output(record("ls | head", "Exit code: 0\n[STDOUT]\ngrep: in a file name\ncut: too\n"))  # stdout
     assert not concurrent_output(record("a | b", CUT_FIRST, tool="str_replace_editor"))
+
+
+def test_two_processes_of_one_program_are_unordered_output():
+    """The second cause of the runs under load (2026-11-28): two greps of one pipeline wrote in either order;
+    the mode cannot order them, so the episode is flagged and its run not reproducible."""
+    from lis.agent.trajectory import unordered_output
+
+    command = "grep -n -i -m m 3 'founded' /testbed/documents/* | grep"
+    obs = ("Exit code: 2\n[STDOUT]\n\n[STDERR]\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
+           "Try 'grep --help' for more information.\ngrep: invalid max count")
+    assert unordered_output(record(command, obs)) and concurrent_output(record(command, obs))
+    assert not unordered_output(record("grep -n -i -m 3 river /testbed/documents/nororholm.txt | cut -m 3 1-20", CUT_FIRST))
+    assert not unordered_output(record("grep a x; grep b y", obs))  # one after another

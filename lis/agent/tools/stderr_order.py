@@ -82,6 +82,13 @@ def programs_at_once(command: str, stderr: str) -> list[str]:
     return []
 
 
+def one_program_twice(command: str, stderr: str) -> bool:
+    """Whether a program that ``command`` names twice among processes that run at once wrote to ``stderr``
+    (``grep -m m x | grep``): whose line came first is the scheduler's, and the text cannot tell its two
+    processes apart, so :func:`by_program` leaves their lines as written."""
+    return bool(AT_ONCE.search(command)) and any(_times_named(command, n) >= 2 for n in _writers(command, stderr))
+
+
 def by_program(command: str, stderr: str) -> str:
     """``stderr`` with each program's messages together, programs in the order ``command`` names them;
     unchanged unless two programs the command runs at once wrote to it. A program's own lines keep their

@@ -49,7 +49,7 @@ PLOT_COLUMNS = ("step", "reward_mean", "reward_std", "raw_reward_mean", "groups_
                 "retried_episodes", "loss", "loss_value", "grad_norm", "learning_rate", "is_ratio_min",
                 "is_ratio_mean", "is_ratio_max", "logprob_diff_mean", "logprob_diff_max", "is_masked_fraction", "seq_logratio_mean",
                 "seq_logratio_min", "seq_logratio_per_1k_tokens", "trained_tokens", "loss_calls",
-                "loss_calls_eval_mode", "wall_clock_limited", "concurrent_output", "task_ids", "group_rewards", "episodes_sha256", "rollout_s",
+                "loss_calls_eval_mode", "wall_clock_limited", "concurrent_output", "unordered_output", "task_ids", "group_rewards", "episodes_sha256", "rollout_s",
                 "longest_episode_s", "step_s")
 TIME_COLUMNS = ("rollout_s", "longest_episode_s", "step_s")  # what differs between two runs of the same seed
 
@@ -186,10 +186,12 @@ def _deterministic(settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Whether the run is a function of its seed alone (grpo.rollout.deterministic, in-process
     generation, no wall-clock limit deciding an episode; docs/training.md, "Determinism"). Episodes
     whose programs wrote errors at once are counted: the mode put their stderr in a fixed order
-    (lis.agent.tools.stderr_order), so they do not make the run irreproducible."""
+    (lis.agent.tools.stderr_order), so they do not make the run irreproducible, unless two processes of
+    one program wrote (unordered_output: the mode cannot order those)."""
     mode = bool(settings.rollout["deterministic"])
     limited = sum(int(r.get("wall_clock_limited") or 0) for r in rows)
     concurrent = sum(int(r.get("concurrent_output") or 0) for r in rows)
+    unordered = sum(int(r.get("unordered_output") or 0) for r in rows)
     return {"mode": mode, "wall_clock_limited_episodes": limited, "concurrent_output_episodes": concurrent,
-            "reproducible": mode and limited == 0}
+            "unordered_output_episodes": unordered, "reproducible": mode and limited == 0 and unordered == 0}
 

@@ -87,7 +87,7 @@ def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> l
     """What the step statistics need of each episode (small, picklable: gathered across ranks)."""
     keys = ("episode_tokens", "sampled_tokens", "turns", "tool_calls", "termination", "wall_s", "outcome", "fault",
             "command_timeouts", "malformed_calls", "turns_cut", "oom_commands", "attempts", "sandbox_start_s",
-            "acquire_wait_s", "wall_clock_limited", "concurrent_output", "tokens_sha256")
+            "acquire_wait_s", "wall_clock_limited", "concurrent_output", "unordered_output", "tokens_sha256")
     return [{"reward": r.reward, "raw_reward": r.raw_reward, "drift": r.drift, "error": r.error, "rank": rank,
              "episode": (t.id, seed), "stats": {k: r.stats[k] for k in keys}}
             for r, t, seed in zip(rollouts, tasks, seeds)]
@@ -132,6 +132,7 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
         "retried_episodes": sum(1 for r in rollouts if r.stats.get("attempts", 1) > 1),
         "wall_clock_limited": sum(r.stats.get("wall_clock_limited", 0) for r in rollouts),
         "concurrent_output": sum(r.stats.get("concurrent_output", 0) for r in rollouts),
+        "unordered_output": sum(r.stats.get("unordered_output", 0) for r in rollouts),
         "sandboxes": _sandbox_stats(rollouts),
     }
 

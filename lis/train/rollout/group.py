@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lis.agent.episode import run_task
-from lis.agent.trajectory import Trajectory, concurrent_output, wall_clock_limited
+from lis.agent.trajectory import Trajectory, concurrent_output, unordered_output, wall_clock_limited
 from lis.context_tasks import episode_mode
 from lis.rewards import score
 from lis.tasks.schema import Task
@@ -104,7 +104,7 @@ def run_episode(task: Task, policy: Any, agent_cfg, settings: RolloutSettings, *
              "env_s": rec.env_s, "llm_s": rec.llm_s, "wall_s": rec.wall_s, "attempts": attempts,
              "sandbox_start_s": rec.sandbox_start_s, "acquire_wait_s": rec.acquire_wait_s,
              "wall_clock_limited": int(wall_clock_limited(rec)), "concurrent_output": int(concurrent_output(rec)),
-             "tokens_sha256": tokens_sha256(sample)}
+             "unordered_output": int(unordered_output(rec)), "tokens_sha256": tokens_sha256(sample)}
     return Rollout(task, rec, sample, float(reward), raw, error, outcome, fault, session.drift_turns > 0, attempts,
                    stats)
 
