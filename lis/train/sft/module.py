@@ -48,6 +48,12 @@ class SFTModule(pl.LightningModule):
         self.losses: list[float] = []
         self.ranks: list[dict[str, Any]] = []  # per process (DDP): steps and first/last loss, gathered at the end
 
+    def transfer_batch_to_device(self, batch: list[Example], device: torch.device, dataloader_idx: int) -> list[Example]:
+        """The batch as it is: :func:`batch_loss` builds its tensors on the model's device. Lightning's default
+        walks the collection and copies each :class:`Example` with its lists of ids, element by element:
+        ~80 ms a step of the smoke SFT's ~170 ms (cProfile of 150 steps, 2026-11-28), for nothing."""
+        return batch
+
     def training_step(self, batch: list[Example], batch_idx: int) -> torch.Tensor:
         loss = batch_loss(self.model, batch)
         value = float(loss.detach())
