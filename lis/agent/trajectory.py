@@ -34,28 +34,22 @@ def concurrent_output(record: "Trajectory") -> bool:
     error before grep's in one run and after it in another. A heuristic (a program's message is a line
     ``name: ...``); the deterministic mode puts such output in a fixed order
     (:mod:`lis.agent.tools.stderr_order`) and reports how many episodes had it."""
-    for s in record.steps:
-        for c in s.calls:
-            if c.tool != "execute_bash" or not isinstance(c.arguments, dict):
-                continue
-            stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
-            if programs_at_once(str(c.arguments.get("command") or ""), stderr):
-                return True
-    return False
+    return any(programs_at_once(command, stderr) for command, stderr in _commands_and_stderr(record))
 
 
 def unordered_output(record: "Trajectory") -> bool:
     """Whether a command's error output holds lines of two processes of one program that ran at once
     (:func:`lis.agent.tools.stderr_order.one_program_twice`): the deterministic mode cannot order them, so
     an episode with one is not reproducible for sure (docs/training.md, "Determinism")."""
+    return any(one_program_twice(command, stderr) for command, stderr in _commands_and_stderr(record))
+
+
+def _commands_and_stderr(record: "Trajectory"):
+    """Each shell command of ``record`` with the error output its observation shows."""
     for s in record.steps:
         for c in s.calls:
-            if c.tool != "execute_bash" or not isinstance(c.arguments, dict):
-                continue
-            stderr = (c.observation or "").partition("\n[STDERR]\n")[2]
-            if one_program_twice(str(c.arguments.get("command") or ""), stderr):
-                return True
-    return False
+            if c.tool == "execute_bash" and isinstance(c.arguments, dict):
+                yield str(c.arguments.get("command") or ""), (c.observation or "").partition("\n[STDERR]\n")[2]
 
 
 @dataclass

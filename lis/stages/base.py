@@ -37,29 +37,31 @@ SOURCES = ("tiny", "hub", "path")
 
 @dataclass(frozen=True)
 class Settings:
-    """One run of the stage: the params' ``base`` section (:func:`resolve`). The context tasks, the one
-    data input, are not here: they are ``inputs["context_tasks"]`` of :func:`run`."""
+    """One run of the stage: the params' ``base`` section (:func:`resolve`, which fills every field; the
+    defaults live in the section's model, lis/config). The context tasks, the one data input, are not
+    here: they are ``inputs["context_tasks"]`` of :func:`run`."""
 
     source: str
     """tiny: build the offline tiny Qwen3 | hub: download ``hub_model`` | path: copy the folder ``path``."""
-    seed: int = 0
+    seed: Optional[int] = None
+    """tiny: the seed of its weights and corpus."""
     hub_model: Optional[str] = None
     """hub: the hub model (e.g. Qwen/Qwen3-4B-Instruct-2507)."""
     hub_revision: Optional[str] = None
     """hub: its revision (None: the current main, recorded in the manifest)."""
     path: Optional[str] = None
     """path: the local model folder copied in."""
-    vocab_size: int = 4096
+    vocab_size: Optional[int] = None
     """tiny: the tokenizer's vocabulary."""
-    max_context: int = 16384
+    max_context: Optional[int] = None
     """tiny: the model's context length."""
     arch: dict = field(default_factory=dict)
     """tiny: the Qwen3 shape (keys of :data:`lis.train.tiny.base.DEFAULT_ARCH`; those left out: its values)."""
-    stdlib_files: int = 60
+    stdlib_files: Optional[int] = None
     """tiny: CPython standard-library sources in the tokenizer's corpus."""
-    corpus_episodes: int = 1000
+    corpus_episodes: Optional[int] = None
     """tiny: scripted teacher episodes in the tokenizer's corpus."""
-    corpus_context_tasks: int = 200
+    corpus_context_tasks: Optional[int] = None
     """tiny: the first this many context tasks' prompts join the corpus (when context tasks are given)."""
 
     def __post_init__(self):

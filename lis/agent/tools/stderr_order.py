@@ -42,14 +42,18 @@ SHELL_LINE = re.compile(r"^(?:main|bash|sh): line \d+: (?:\S*/)?([A-Za-z0-9_.+-]
 USAGE_LINE = re.compile(r"^(?:Usage: (?:\S*/)?([A-Za-z0-9_.+-]+)(?: |$)|Try '(?:\S*/)?([A-Za-z0-9_.+-]+) --help')", re.M)
 
 
+def _named(command: str, program: str) -> list[int]:
+    """Where ``command`` names ``program`` as a word (``/usr/bin/grep`` names ``grep``)."""
+    return [m.start() for m in re.finditer(rf"(?<![\w.+-]){re.escape(program)}(?![\w.+-])", command)]
+
+
 def _named_at(command: str, program: str) -> int | None:
-    """Where ``command`` first names ``program`` as a word (``/usr/bin/grep`` names ``grep``); None if it does not."""
-    m = re.search(rf"(?<![\w.+-]){re.escape(program)}(?![\w.+-])", command)
-    return m.start() if m else None
+    """Where ``command`` first names ``program``; None if it does not."""
+    return next(iter(_named(command, program)), None)
 
 
 def _times_named(command: str, program: str) -> int:
-    return len(re.findall(rf"(?<![\w.+-]){re.escape(program)}(?![\w.+-])", command))
+    return len(_named(command, program))
 
 
 def _owner(line: str) -> str | None:
