@@ -19,19 +19,34 @@ DOMAINS = ["math", "physics", "biomed", "long_context", "instruct_follow"]
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     model_dir = tiny_model_dir()
-    with transformers_serve(model_dir, tmp_path_factory.mktemp("serve")) as url:
-        yield str(model_dir), url
+    workdir = tmp_path_factory.mktemp("serve")
+    with transformers_serve(model_dir, workdir) as url:
+        yield str(model_dir), url, workdir / "serve.log"
+
+
+# What `transformers serve` logs when its tool-call parser meets the tiny model's malformed JSON.
+SERVER_PARSE_DEFECT = "json parser could not parse region as JSON"
 
 
 def test_lis_run_against_the_server(served, image_tag, tmp_path):
-    model, url = served
-    run(["lis", "run", "--model", model, "--base-url", url, "--max-steps", "3", "--profile", "ci",
+    """The tiny agent samples a malformed tool call in about one turn of five, and `transformers serve`
+    then answers 500 (docs/differences.md); lis retries and resamples, and when every attempt hits it
+    (CI saw six in a row at turn 3) the episode ends in model_error with what came before kept. Both
+    ends are checked; the second only when the server's own log shows that defect."""
+    model, url, serve_log = served
+    r = run(["lis", "run", "--model", model, "--base-url", url, "--max-steps", "3", "--profile", "ci",
              "--query", "List /testbed and write the count of files to /testbed/output/answer.txt",
-             "--output-dir", str(tmp_path)])
+             "--output-dir", str(tmp_path)], check=False)
     (run_dir,) = list(tmp_path.iterdir())
     traj = json.loads((run_dir / "trajectory.json").read_text())
-    assert traj["turns"] >= 1 and traj["termination"] in ("submitted", "max_turns", "token_budget")
-    assert traj["steps"][0]["prompt_tokens"] > 0 and traj["steps"][0]["llm_latency_s"] > 0
+    if r.returncode == 0:
+        assert traj["turns"] >= 1 and traj["termination"] in ("submitted", "max_turns", "token_budget")
+    else:
+        assert r.returncode == 3, r.stderr[-3000:]
+        assert traj["termination"] == "model_error" and SERVER_PARSE_DEFECT in serve_log.read_text(), r.stderr[-3000:]
+        assert "HTTP 500" in r.stderr and "gave up after 6 attempts" in r.stderr and "Traceback" not in r.stderr
+    assert traj["steps"] or r.returncode == 3  # a first turn the server refuses records no step
+    assert all(s["prompt_tokens"] > 0 and s["llm_latency_s"] > 0 for s in traj["steps"])
     assert (run_dir / "answer.txt").exists() and (run_dir / "files").is_dir()
 
 
