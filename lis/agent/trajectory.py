@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lis.agent.tools.stderr_order import one_program_twice, programs_at_once
+from lis.agent.tools.stderr_order import cannot_order, programs_at_once
 
 SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in a separate scores journal
 
@@ -38,10 +38,11 @@ def concurrent_output(record: "Trajectory") -> bool:
 
 
 def unordered_output(record: "Trajectory") -> bool:
-    """Whether a command's error output holds lines of two processes of one program that ran at once
-    (:func:`lis.agent.tools.stderr_order.one_program_twice`): the deterministic mode cannot order them, so
-    an episode with one is not reproducible for sure (docs/training.md, "Determinism")."""
-    return any(one_program_twice(command, stderr) for command, stderr in _commands_and_stderr(record))
+    """Whether a command's error output holds what the deterministic mode cannot put in one order
+    (:func:`lis.agent.tools.stderr_order.cannot_order`: a message with continuation lines from a program
+    that ran as two processes at once), so that an episode with one is not reproducible for sure
+    (docs/training.md, "Determinism")."""
+    return any(cannot_order(command, stderr) for command, stderr in _commands_and_stderr(record))
 
 
 def _commands_and_stderr(record: "Trajectory"):

@@ -300,7 +300,7 @@ def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[s
     decoded in rounds (in-process), no wall-clock limit decided an episode (a command or an episode
     timeout: a slower machine could have let it finish). Episodes with messages of processes that ran at
     once (lis.agent.trajectory.concurrent_output) are counted: the mode put them in a fixed order
-    (lis.agent.tools.stderr_order), unless two processes of one program wrote (unordered_output)."""
+    (lis.agent.tools.stderr_order), except what it cannot order (unordered_output)."""
     timed_out = sum(1 for r in records if wall_clock_limited(r))
     concurrent = sum(1 for r in records if concurrent_output(r))
     unordered = sum(1 for r in records if unordered_output(r))

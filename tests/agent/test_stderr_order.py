@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lis.agent.tools.dispatch import ToolSettings, execute_tool_call
-from lis.agent.tools.stderr_order import by_program, programs_at_once
+from lis.agent.tools.stderr_order import by_program, cannot_order, programs_at_once
 
 COMMAND = "grep -n -i -m 3 river /testbed/documents/nororholm.txt | cut -m 3 1-20 | head -n 10"
 GREP = "grep: /testbed/documents/nororholm.txt: No such file or directory"
@@ -43,13 +43,39 @@ GREP_DIES = "grep: invalid max count"
 GREP_USAGE = "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information."
 
 
-def test_two_processes_of_one_program_are_reported_not_ordered():
+def test_two_processes_of_one_program_get_one_order():
     """Step 6 of the same runs: the two greps of one pipeline wrote in either order (the second grep has no
-    pattern: its usage). Their lines cannot be told apart, so they are left as written and reported."""
-    first, second = f"{GREP_DIES}\n{GREP_USAGE}\n", f"{GREP_USAGE}\n{GREP_DIES}\n"
-    assert by_program(SAME_NAME, first) == first and by_program(SAME_NAME, second) == second
-    assert programs_at_once(SAME_NAME, first) == programs_at_once(SAME_NAME, second) == ["grep"]
+    pattern: its usage), and the shell's syntax error on the command's third line came after both. Every
+    order the scheduler can choose gives the one observation: grep's message, its usage, its ``Try`` line,
+    then the shell's lines where they were."""
+    shell = ("main: eval: line 3: syntax error near unexpected token `a'\n"
+             "main: eval: line 3: `print(a '[.txt | grep -h -9][0-9]+([0-9]+)?' > /testbed/answer.txt'")
+    command = SAME_NAME + "\nprint(a '[.txt | grep -h -9][0-9]+([0-9]+)?' > /testbed/answer.txt"
+    usage, try_ = GREP_USAGE.split("\n")
+    orders = [(GREP_DIES, usage, try_), (usage, GREP_DIES, try_), (usage, try_, GREP_DIES)]
+    seen = {by_program(command, "\n".join(order) + f"\n{shell}\n") for order in orders}
+    assert seen == {f"{GREP_DIES}\n{GREP_USAGE}\n{shell}\n"}
+    assert not any(cannot_order(command, "\n".join(order) + f"\n{shell}\n") for order in orders)
+    assert programs_at_once(SAME_NAME, f"{GREP_USAGE}\n{GREP_DIES}\n") == ["grep"]
     assert programs_at_once("grep -m m x y | head", f"{GREP_DIES}\n") == []  # one grep: its own order
+    assert by_program("grep a x y | head", "grep: y: no\ngrep: x: no\n") == "grep: y: no\ngrep: x: no\n"
+
+
+def test_nothing_moves_across_the_shells_own_messages():
+    """The shell writes its own message once the lines before it have run: what came before stays before."""
+    stderr = "cut: b\nmain: eval: line 2: syntax error\ngrep: a\ncut: c\n"
+    assert by_program("grep a x | cut -x\ngrep a y | cut -y", stderr) == \
+        "cut: b\nmain: eval: line 2: syntax error\ngrep: a\ncut: c\n"
+
+
+def test_what_cannot_be_ordered_is_reported():
+    """A message of a program named twice with a line after it that names no program: which grep wrote that
+    line is the scheduler's."""
+    command = "grep -P x a | grep -P y"
+    stderr = "grep: warning: x\n  more of a grep's\ngrep: y\n"
+    assert cannot_order(command, stderr)
+    assert not cannot_order("grep -P x a | head", stderr)  # one process: its own order
+    assert not cannot_order("grep -P x a; grep -P y b", stderr)  # one after another
 
 
 def test_a_program_keeps_its_own_order_and_its_continuation_lines():

@@ -5,7 +5,7 @@ the same stderr, and which message comes first is the kernel scheduler's choice.
 then give two observations, and an episode two courses (docs/training.md, "Determinism"). In the
 deterministic mode (``grpo.rollout.deterministic``, ``eval.deterministic``) :func:`by_program` puts such
 a stream in one order: each program's messages together, the programs in the order the command names
-them. What a single program wrote keeps its own order.
+them. What a single process wrote keeps its own order.
 
 A message is a line ``name: ...`` where ``name`` is a program the command names, with the lines after it
 that start no such message (a traceback's lines, a message's continuation). GNU tools' usage lines name
@@ -13,18 +13,28 @@ their program (``Usage: grep [OPTION]...``, ``Try 'cut --help' for more informat
 message about one of the command's processes names it (``main: line 2: ead: command not found``): each
 is that program's, wherever the scheduler put it, not the message's before it.
 
-Not fixed, and so not ordered but reported (:func:`programs_at_once`, which ``concurrent_output`` and the
-runs' ``reproducible`` use):
+A program the command names twice (``grep -m m x | grep``) runs as two processes whose lines the text
+cannot tell apart (seen: two deterministic GRPO runs under load parted at step 6 on ``grep: invalid max
+count`` and the second grep's usage lines in either order; docs/training.md). Its messages are put in an
+order of their own: its ``name: ...`` lines, then its ``Usage:`` lines, then its ``Try '...'`` lines, each
+kind by text. That order is not the one either process wrote in, but it is one order.
 
-- one program named twice among processes that run at once (``grep -m m x | grep``): its two processes'
-  messages cannot be told apart in the text (seen: two deterministic GRPO runs under load parted at step 6
-  on ``grep: invalid max count`` and grep's usage lines in either order; docs/training.md);
+The shell's own messages (``main: eval: line 3: syntax error ...``: ``main`` is the sandbox shell's name,
+``bash`` or ``sh`` elsewhere) are written once the lines before them have run, so they stay where they
+are and nothing is moved across them.
+
+Not fixed, and so not ordered but reported (:func:`cannot_order`, which ``unordered_output`` and the runs'
+``reproducible`` use; :func:`programs_at_once` says that output of processes at once was there at all):
+
+- a message with continuation lines from a program named twice: which process's continuation follows
+  which message is the scheduler's;
 - a line two programs cut into each other: GNU tools write ``name: ``, the text and the newline with
   separate writes to an unbuffered stderr, and under load one program's line lands inside another's
   (seen: ``grep: Try 'cut --help' ...`` then the rest of grep's line). In the mode the sandbox's shell
   runs with ``lis.sandbox.base.LINE_BUFFERED_STDERR`` in its environment, so every program that writes through C's
   stdio (bash, coreutils, grep, sed, ...) writes each stderr line whole; programs that write otherwise
-  (Python's own ``sys.stderr``, static binaries) are not changed.
+  (Python's own ``sys.stderr``, static binaries) are not changed;
+- output that names no program the command names (two Python tracebacks interleaved line by line).
 
 Only capturing each process's stderr apart would fix all of it; see docs/training.md ("Determinism").
 """
@@ -86,24 +96,74 @@ def programs_at_once(command: str, stderr: str) -> list[str]:
     return []
 
 
-def one_program_twice(command: str, stderr: str) -> bool:
-    """Whether a program that ``command`` names twice among processes that run at once wrote to ``stderr``
-    (``grep -m m x | grep``): whose line came first is the scheduler's, and the text cannot tell its two
-    processes apart, so :func:`by_program` leaves their lines as written."""
-    return bool(AT_ONCE.search(command)) and any(_times_named(command, n) >= 2 for n in _writers(command, stderr))
-
-
 def by_program(command: str, stderr: str) -> str:
-    """``stderr`` with each program's messages together, programs in the order ``command`` names them;
-    unchanged unless two programs the command runs at once wrote to it. A program's own lines keep their
-    order (two processes of one name: the order they came in; :func:`programs_at_once` reports them)."""
+    """``stderr`` with each program's messages together, programs in the order ``command`` names them, a
+    program named twice in its own order (kind, then text); unchanged unless the command runs processes at
+    once and two programs, or one named twice, wrote to it. A process's own lines otherwise keep their
+    order, and nothing moves across the shell's own messages."""
     if not AT_ONCE.search(command):
         return stderr
     programs = _writers(command, stderr)
-    if len(programs) < 2:
+    twice = {p for p in programs if _times_named(command, p) >= 2}
+    if len(programs) < 2 and not twice:
         return stderr
     end = "\n" if stderr.endswith("\n") else ""
-    lines = (stderr[:-1] if end else stderr).split("\n")
+    rank = {p: _named_at(command, p) for p in programs}
+
+    def key(item: tuple[int, tuple[str | None, list[str]]]) -> tuple:
+        index, (owner, block) = item
+        if owner is None:  # lines before any program's message stay first
+            return (-1, 0, "", index)
+        if owner in twice:  # two processes of one name: an order of their own
+            return (rank[owner], _kind(block[0]), "\n".join(block), index)
+        return (rank[owner], 0, "", index)  # stable: a process's own order
+
+    out: list[str] = []
+    for segment, barrier in _segments((stderr[:-1] if end else stderr).split("\n"), programs):
+        ordered = sorted(enumerate(_messages(segment, programs)), key=key)
+        out.extend(line for _, (_, block) in ordered for line in block)
+        out.extend(barrier)
+    return "\n".join(out) + end
+
+
+def cannot_order(command: str, stderr: str) -> bool:
+    """Whether ``stderr`` holds what :func:`by_program` cannot put in one order: a message with continuation
+    lines from a program that ``command`` names twice among processes that run at once (which of its two
+    processes wrote the lines after a message is the scheduler's)."""
+    if not AT_ONCE.search(command):
+        return False
+    programs = _writers(command, stderr)
+    twice = {p for p in programs if _times_named(command, p) >= 2}
+    return any(owner in twice and len(block) > 1
+               for segment, _ in _segments(stderr.rstrip("\n").split("\n"), programs)
+               for owner, block in _messages(segment, programs))
+
+
+SHELL_OWN = re.compile(r"^(?:main|bash|sh): ")
+KINDS = ("Usage: ", "Try '")  # a program's message first, then its usage line, then its "Try" line
+
+
+def _kind(line: str) -> int:
+    return next((i + 1 for i, prefix in enumerate(KINDS) if line.startswith(prefix)), 0)
+
+
+def _segments(lines: list[str], programs: list[str]) -> list[tuple[list[str], list[str]]]:
+    """``lines`` cut at the shell's own messages (not about one of ``programs``): each segment with the
+    shell's lines that end it, which stay in place."""
+    segments: list[tuple[list[str], list[str]]] = [([], [])]
+    for line in lines:
+        if SHELL_OWN.match(line) and _owner(line) not in programs:
+            segments[-1][1].append(line)
+        else:
+            if segments[-1][1]:
+                segments.append(([], []))
+            segments[-1][0].append(line)
+    return segments
+
+
+def _messages(lines: list[str], programs: list[str]) -> list[tuple[str | None, list[str]]]:
+    """``lines`` as messages: a line of one of ``programs`` with the lines after it that are no program's
+    (the lines before any program's line: owner None)."""
     messages: list[tuple[str | None, list[str]]] = []
     for line in lines:
         owner = _owner(line)
@@ -112,7 +172,5 @@ def by_program(command: str, stderr: str) -> str:
         elif messages:
             messages[-1][1].append(line)
         else:
-            messages.append((None, [line]))  # lines before any program's message stay first
-    rank = {p: _named_at(command, p) for p in programs}
-    ordered = sorted(messages, key=lambda msg: -1 if msg[0] is None else rank[msg[0]])  # stable: a program's own order
-    return "\n".join(line for _, block in ordered for line in block) + end
+            messages.append((None, [line]))
+    return messages

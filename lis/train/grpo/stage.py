@@ -186,8 +186,8 @@ def _deterministic(settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Whether the run is a function of its seed alone (grpo.rollout.deterministic, in-process
     generation, no wall-clock limit deciding an episode; docs/training.md, "Determinism"). Episodes
     whose programs wrote errors at once are counted: the mode put their stderr in a fixed order
-    (lis.agent.tools.stderr_order), so they do not make the run irreproducible, unless two processes of
-    one program wrote (unordered_output: the mode cannot order those)."""
+    (lis.agent.tools.stderr_order), so they do not make the run irreproducible, except what it cannot
+    order (unordered_output: a continued message of a program that ran as two processes)."""
     mode = bool(settings.rollout["deterministic"])
     limited = sum(int(r.get("wall_clock_limited") or 0) for r in rows)
     concurrent = sum(int(r.get("concurrent_output") or 0) for r in rows)
