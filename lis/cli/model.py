@@ -8,27 +8,13 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
+from lis.cli.options import LogFile, Verbose
 from lis.errors import LisError
-from lis.stages import model_card as stage
 from lis.train.tiny.random_model import build_random
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Models this pipeline does not train: record each one's card; random-init models of a "
                        "published shape (rehearsals).", no_args_is_help=True)
-
-
-# `lis ... card`: the command line of the `model_card` stage (lis/stages/model_card.py): its options, then the
-# stage's `resolve` and `run`; attached from the declaration (lis.cli.GROUPS)
-def card(model: str = typer.Option(..., "--model", "-m", help="A models entry listed in jobs.external."),
-         out: Path = typer.Option(..., "--out", help="Folder to write card.json into (data/models/<name>)."),
-         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Record an external model's card (its params entry and what identifies its weights): the
-    evaluation of every model depends on data/models/<name>, trained here or carded here."""
-
-    setup_logging(log_file, verbose)
-    stage.run(stage.resolve(model, profile=profile, params_file=params_file), {}, {"out": out})
 
 
 @app.command("random")

@@ -25,6 +25,7 @@ def check(root: Path = Root,
     problems = dvc_file.problems(root) + dvc_file.entry_problems(root, command_entry)
     snake, dvc = snakemake_jobs(root, target), dvc_stages(root)
     problems += compare(snake, dvc, command_module)
+    problems += dvc_file.code_problems(root, command_module, skip={d.name.partition("@")[0] for d in dvc})
     for p in problems:
         typer.echo(p, err=True)
     if problems:

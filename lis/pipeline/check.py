@@ -17,6 +17,7 @@ from lis import layout
 from lis.errors import LisError
 from lis.params import BASE_ONLY
 from lis.pipeline.code_deps import check_code_deps
+from lis.stages.spec import CORE
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callab
         problems += layout.problems(d.deps | d.outs, f"dvc stage {d.name}")
         problems += layout.problems(s.deps | s.outs, f"snakemake rule {s.name}")
         if d.cmd not in code_checked:  # one check per command (matrix stages share it)
-            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps), command_module)
+            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps), command_module, shared=CORE)
         problems += [f"{where}: {p}" for p in code_checked[d.cmd]]
     for s in snake:
         if s.outs not in seen:

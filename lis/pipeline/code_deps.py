@@ -98,9 +98,11 @@ def stage_code_files(cmd: str, command_module: Callable[[str], str]) -> set[str]
     return {module_file(m) for m in closure(command_module(cmd))}
 
 
-def check_code_deps(cmd: str, deps: set[str], command_module: Callable[[str], str]) -> list[str]:
+def check_code_deps(cmd: str, deps: set[str], command_module: Callable[[str], str],
+                    shared: tuple[str, ...] = ()) -> list[str]:
     """Problems with the code deps (paths under ``lis/``) that a stage declares for ``cmd``:
-    code it runs that no dep covers, and code deps it does not run."""
+    code it runs that no dep covers, and code deps it does not run (but for ``shared``: the code
+    every stage declares, lis.stages.spec.CORE, which one stage may not need all of)."""
     code = stage_code_files(cmd, command_module)
     declared = sorted(d.rstrip("/") for d in deps if d == "lis" or d.startswith("lis/"))
 
@@ -111,7 +113,7 @@ def check_code_deps(cmd: str, deps: set[str], command_module: Callable[[str], st
     missing = sorted(f for f in code if not any(covers(d, f) for d in declared))
     if missing:
         problems.append(f"runs code it does not declare as a dependency: {', '.join(missing)}")
-    unused = [d for d in declared if not any(covers(d, f) for f in code)]
+    unused = [d for d in declared if d not in shared and not any(covers(d, f) for f in code)]
     if unused:
         problems.append(f"declares code it does not run: {', '.join(unused)}")
     return problems

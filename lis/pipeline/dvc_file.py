@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Callable
 
 from lis.params import BASE_ONLY
+from lis.pipeline.code_deps import check_code_deps
 from lis.stages.registry import stages
-from lis.stages.spec import Stage
+from lis.stages.spec import CORE, Stage
 
 PATH = "dvc.yaml"
 HEADER = """\
@@ -92,4 +93,16 @@ def entry_problems(root: Path, command_entry: Callable[[str], str]) -> list[str]
             continue
         if runs != stage.entry:
             out.append(f"stage {stage.name}: entry {stage.entry} but its command runs {runs}")
+    return out
+
+
+def code_problems(root: Path, command_module: Callable[[str], str], skip: set[str] = frozenset()) -> list[str]:
+    """The code-dependency problems of the registry's stages not in ``skip`` (the stages that the Snakemake
+    target instantiated, checked there): a stage whose job list is empty (``model_card`` over an empty
+    ``jobs.external``) has no job to compare, but its declaration is checked all the same."""
+    out = []
+    for stage in stages(Path(root) / "lis" / "stages"):
+        if stage.name not in skip:
+            out += [f"stage {stage.name} (lis/stages/{stage.name}.py): {p}"
+                    for p in check_code_deps(stage.cmd, set(stage.code_paths), command_module, shared=CORE)]
     return out

@@ -25,10 +25,10 @@ STAGE = Stage(
     foreach="${jobs.external}",
     cmd=("lis model card --model ${item} --out data/models/${item} --profile ${profile} --log "
          "logs/models/${item}.log"),
-    entry="lis.cli.model:card",
+    entry="lis.cli.model_card:card",
     params=("models",),
-    code=("lis/paths.py", "lis/agent", "lis/models", "lis/runtime", "lis/sandbox", "lis/stages/__init__.py",
-          "lis/stages/spec.py", "lis/stages/model_card.py", "lis/cli/model.py"),
+    code=("lis/models", "lis/runtime", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/model_card.py",
+          "lis/cli/model_card.py"),
     outs=("data/models/${item}",),
 )
 

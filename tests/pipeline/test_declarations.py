@@ -107,6 +107,28 @@ def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
         "stage report: entry lis.cli.view:view but its command runs lis.cli.report:report"]
 
 
+def test_a_stage_without_jobs_has_its_code_checked_all_the_same(tmp_path):
+    """``model_card`` runs once per ``jobs.external`` entry, none by default: no job to compare, so its
+    declaration is checked from the registry (a wrong one went unseen before). The code every stage
+    declares (CORE) is not held against a stage that runs less of it."""
+    assert dvc_file.code_problems(ROOT, command_module) == []
+    copy = tmp_path / "lis" / "stages"
+    shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / "model_card.py"
+    path.write_text(path.read_text().replace('code=("lis/models", ', 'code=("lis/sandbox", "lis/models", '))
+    assert dvc_file.code_problems(tmp_path, command_module) == [
+        "stage model_card (lis/stages/model_card.py): declares code it does not run: lis/sandbox"]
+    assert dvc_file.code_problems(tmp_path, command_module, skip={"model_card"}) == []
+    other = tmp_path / "other"  # another folder: the registry reads each folder once
+    shutil.copytree(ROOT / "lis" / "stages", other / "lis" / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    path = other / "lis" / "stages" / "model_card.py"  # the card back in `lis model`'s module, beside `random`
+    path.write_text(path.read_text().replace('entry="lis.cli.model_card:card"', 'entry="lis.cli.model:random"')
+                    .replace("lis model card", "lis model random").replace('"lis/cli/model_card.py"', '"lis/cli/model.py"'))
+    problems = dvc_file.code_problems(other, command_module)
+    assert "stage model_card (lis/stages/model_card.py): runs code it does not declare as a dependency: " \
+           "lis/train/__init__.py, lis/train/tiny/__init__.py, lis/train/tiny/random_model.py" in problems, problems
+
+
 def test_the_registry_refuses_a_stage_it_does_not_list(tmp_path):
     copy = tmp_path / "stages"
     shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
