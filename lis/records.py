@@ -24,6 +24,11 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, 
 
 from lis.errors import LisError
 
+# An assistant message of an episode with this key set is context, not a target: SFT keeps it in the
+# conversation and trains on none of its tokens (lis.train.sft.data). The offline teacher marks its
+# deliberate bad turns so (lis.offline.teacher.episodes).
+NO_LOSS = "lis_no_loss"
+
 
 class RecordError(LisError):
     """A record that is not what its file says it is (one line: where, field, what is wrong)."""

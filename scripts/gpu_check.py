@@ -106,8 +106,8 @@ def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict
     from lis.agent import AgentConfig
     from lis.models.scripted import ScriptedModel
     from lis.train.sft.run import SFTSettings, train_sft
-    from lis.train.teacher.run import run_teacher, scripted_item
-    from lis.train.teacher.tasks import sample_tasks
+    from lis.offline.teacher.run import run_teacher, scripted_item
+    from lis.offline.teacher.tasks import sample_tasks
 
     rng = random.Random(0)
     tasks = [t for ts in sample_tasks().values() for t in ts][:24]
@@ -138,8 +138,8 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     from lis.train.grpo.trainer import StepLog, train_grpo
     from lis.train.plan import from_env, plan_stage, read_shape
     from lis.train.rollout.budget import first_prompt_ids
-    from lis.train.tiny.base import build_base
-    from lis.train.tiny.random_model import build_random
+    from lis.offline.base import build_base
+    from lis.offline.random_model import build_random
     from transformers import AutoTokenizer
 
     t0 = time.perf_counter()
@@ -240,7 +240,7 @@ def main() -> int:
         return 1 if "error" in result["paper"] else 0
     with tempfile.TemporaryDirectory(prefix="lis-gpu-check-") as tmp:
         work = Path(tmp)
-        from lis.train.tiny.base import build_base
+        from lis.offline.base import build_base
 
         t0 = time.perf_counter()
         build_base(work / "base", seed=0, corpus_episodes=100, stdlib_files=20)

@@ -60,7 +60,7 @@ SUITE_SFT_THREADS = 2
 
 def tiny_model_dir() -> Path:
     """The tiny agent of the smoke recipe (base → teacher episodes in the real sandbox → SFT), built
-    once per machine into the cache (lis.train.tiny.agent.cached_tiny_agent: a few minutes).
+    once per machine into the cache (lis.train.tiny_agent.cached_tiny_agent: a few minutes).
 
     ``$LIS_TEST_TRAINING_SEED`` = k (default 0: the recipe's seeds) trains it with every training seed
     (base, teacher, SFT) set to k: scripts/trained-behaviour-seeds.sh runs the tests of trained behaviour
@@ -68,7 +68,7 @@ def tiny_model_dir() -> Path:
     from lis.params import load
     from lis.runtime import sandbox_config
     from lis.sandbox.image import ensure_image
-    from lis.train.tiny.agent import cached_tiny_agent
+    from lis.train.tiny_agent import cached_tiny_agent
 
     root = Path(__file__).resolve().parents[1]
     p = load(root, profile="smoke")

@@ -10,7 +10,7 @@ import typer
 from lis import layout
 from lis.cli.options import LogFile, Verbose
 from lis.errors import LisError
-from lis.train.tiny.random_model import build_random
+from lis.offline.random_model import build_random
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Models this pipeline does not train: record each one's card; random-init models of a "

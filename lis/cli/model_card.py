@@ -1,7 +1,7 @@
 """``lis model card``: the command line of the ``model_card`` stage (lis/stages/model_card.py).
 
 A module of its own, so that the stage's code is the card's and not ``lis model random``'s (the
-random-init builder of lis/train/tiny): ``lis pipeline check`` follows the module that defines a command.
+random-init builder of lis/offline): ``lis pipeline check`` follows the module that defines a command.
 """
 from __future__ import annotations
 

@@ -25,12 +25,12 @@ from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
-from lis.train.agent_check import check_agent
+from lis.offline.agent_check import check_agent
 from lis.train.grpo.stage import run_grpo_stage
 from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
 from lis.train.plan.measure import measure_model, render as render_measured
-from lis.train.teacher.stage import run_teacher_stage
-from lis.train.tiny.agent import build_tiny_agent
+from lis.offline.teacher.stage import run_teacher_stage
+from lis.train.tiny_agent import build_tiny_agent
 from lis.util.jsonl import read_jsonl
 from lis.util.log import setup_logging
 

@@ -4,7 +4,7 @@ built here (random weights, its own tokenizer), a hub model at a revision, or a 
 The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
 Snakemake rule takes its code and params), :func:`resolve` (the params' ``base`` section as
 :class:`Settings`) and :func:`run`, which builds, downloads or copies the model
-(:mod:`lis.train.tiny.base`). ``lis train base`` calls both.
+(:mod:`lis.offline.base`). ``lis train base`` calls both.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from lis.errors import LisError
 from lis.params import Params
 from lis.stages.spec import Stage
 from lis.tasks.io import read_tasks
-from lis.train.tiny.base import build_base, copy_base, fetch_hub_base
+from lis.offline.base import build_base, copy_base, fetch_hub_base
 
 STAGE = Stage(
     name="base",
@@ -26,7 +26,7 @@ STAGE = Stage(
     params=("base",),
     deps=("data/train/context/files.jsonl", "${tasks.samples_dir}"),
     code=(
-        "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks", "lis/train",
+        "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks", "lis/offline",
         "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/base.py", "lis/cli/train_base.py",
     ),
     outs=("data/models/base",),
@@ -56,7 +56,7 @@ class Settings:
     max_context: Optional[int] = None
     """tiny: the model's context length."""
     arch: dict = field(default_factory=dict)
-    """tiny: the Qwen3 shape (keys of :data:`lis.train.tiny.base.DEFAULT_ARCH`; those left out: its values)."""
+    """tiny: the Qwen3 shape (keys of :data:`lis.offline.base.DEFAULT_ARCH`; those left out: its values)."""
     stdlib_files: Optional[int] = None
     """tiny: CPython standard-library sources in the tokenizer's corpus."""
     corpus_episodes: Optional[int] = None

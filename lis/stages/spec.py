@@ -12,7 +12,7 @@ CORE = ("lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/
         "lis/records.py", "lis/util", "lis/cli/options.py")
 # What the training stages run, beside their command's module.
 TRAIN_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
-              "lis/tasks", "lis/train", "lis/context_tasks")
+              "lis/tasks", "lis/train", "lis/offline", "lis/context_tasks")
 # What an evaluation job runs, and the sections it reads.
 EVAL_CODE = ("lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime",
              "lis/sandbox", "lis/tasks", "lis/cli/eval.py")

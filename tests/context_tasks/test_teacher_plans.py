@@ -20,8 +20,8 @@ from lis.context_tasks import SeedCollection, build_splits, construct_tasks, loa
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.rewards import score
 from lis.sandbox import make_sandbox
-from lis.train.teacher.context_plans import MAX_STEPS, plan
-from lis.train.teacher.episodes import task_sandbox
+from lis.offline.teacher.context_plans import MAX_STEPS, plan
+from lis.offline.teacher.episodes import task_sandbox
 from tests.sandbox.conftest import base_config  # noqa: F401  (session fixture: the test image, small limits)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,8 +109,8 @@ def test_vanilla_context_episodes_answer_directly_and_score_one():
     in the prompt (the LLM-RL baseline's mode): every question type scores 1.0 and counts as successful
     SFT data, with the documents in the prompt the student sees."""
     from lis.agent import AgentConfig
-    from lis.train.teacher.run import run_teacher
-    from lis.train.teacher.stage import teacher_items
+    from lis.offline.teacher.run import run_teacher
+    from lis.offline.teacher.stage import teacher_items
 
     tasks = [t for t, mode in candidates() if mode == "sandbox"][:120]
     sec = {"seed": 3, "benchmark_episodes": 0, "context_episodes": 0, "vanilla_context_episodes": 40}

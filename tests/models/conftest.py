@@ -28,9 +28,9 @@ def random_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import Qwen3ForCausalLM
 
-    from lis.train.tiny import tokenizer as tt
-    from lis.train.tiny.base import _corpus_conversations
-    from lis.train.tiny.random_model import build_random
+    from lis.offline import tokenizer as tt
+    from lis.offline.base import _corpus_conversations
+    from lis.offline.random_model import build_random
 
     root = tmp_path_factory.mktemp("random-tiny")
     tok = tt.train_tokenizer(tt.corpus(tt.stdlib_files(20), tt.rendered_texts(_corpus_conversations(0, 100, []))),

@@ -1,7 +1,7 @@
 """BatchEngine's KV-cache budget: rows are admitted on their current length (``max_new_tokens``
 reserves nothing) and preempted (recomputed later) when the batch outgrows ``max_batch_tokens``.
 
-The model is a random-init Qwen3 of the tiny base's shape (lis.train.tiny.base.DEFAULT_ARCH), built
+The model is a random-init Qwen3 of the tiny base's shape (lis.offline.base.DEFAULT_ARCH), built
 in memory in a fraction of a second. Its embeddings are untied: the tiny base ties them, and a
 random tied model's greedy draw is the prompt's last token over and over, which would make "the
 greedy ids are equal" say nothing. A random model never stops by itself, so requests that must end
@@ -38,7 +38,7 @@ def model():
     """A random-init Qwen3 (tiny base shape, untied embeddings, a wider init so that draws are peaked)."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from lis.train.tiny.base import DEFAULT_ARCH
+    from lis.offline.base import DEFAULT_ARCH
 
     cfg = Qwen3Config(**DEFAULT_ARCH, vocab_size=VOCAB, tie_word_embeddings=False, initializer_range=0.1,
                       max_position_embeddings=32768)

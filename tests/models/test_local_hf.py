@@ -120,7 +120,7 @@ def test_unparseable_output_stays_text(random_model, prompt):
 
 
 def test_history_with_tool_calls_renders_and_continues(random_model):
-    from lis.train.teacher.episodes import NO_LOSS, episodes
+    from lis.offline.teacher.episodes import NO_LOSS, episodes
 
     ep = next(e for e in episodes(20, 99) if e.tools and not any(m.get(NO_LOSS) for m in e.messages))
     res = random_model.chat(ep.messages[:4], TOOLS, Sampling(temperature=0.7, max_tokens=64, seed=0))

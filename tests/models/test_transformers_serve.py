@@ -68,7 +68,7 @@ def test_chat_completion_with_tool_calls(served_tiny, tiny_dir, tiny_model, prom
 @pytest.mark.trained_behaviour
 def test_sampled_turns_are_mostly_valid_tool_calls(served_tiny, tiny_dir):
     """Through the server as through the local backend, the warmed-up model calls the tools."""
-    from lis.train.teacher.episodes import NO_LOSS, episodes
+    from lis.offline.teacher.episodes import NO_LOSS, episodes
 
     m = OpenAIChatModel("tiny-served", model=str(tiny_dir), base_url=served_tiny, timeout_s=120, max_retries=1)
     eps = [e for e in episodes(6, 31337) if e.tools][:3]

@@ -126,7 +126,7 @@ def test_a_stage_without_jobs_has_its_code_checked_all_the_same(tmp_path):
                     .replace("lis model card", "lis model random").replace('"lis/cli/model_card.py"', '"lis/cli/model.py"'))
     problems = dvc_file.code_problems(other, command_module)
     assert "stage model_card (lis/stages/model_card.py): runs code it does not declare as a dependency: " \
-           "lis/train/__init__.py, lis/train/tiny/__init__.py, lis/train/tiny/random_model.py" in problems, problems
+           "lis/offline/__init__.py, lis/offline/random_model.py" in problems, problems
 
 
 def test_the_registry_refuses_a_stage_it_does_not_list(tmp_path):

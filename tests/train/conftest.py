@@ -8,7 +8,7 @@ from tests.sandbox.conftest import base_config  # noqa: F401  (session fixture: 
 
 @pytest.fixture(scope="session")
 def tiny_base_dir(tmp_path_factory):
-    from lis.train.tiny.base import build_base
+    from lis.offline.base import build_base
 
     out = tmp_path_factory.mktemp("base") / "base"
     build_base(out, seed=0, corpus_episodes=100)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lis.models import Sampling
-from lis.train.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
+from lis.offline.agent_check import CHECK_DOMAINS, answer_has_form, check_agent
 
 pytestmark = [pytest.mark.training]
 

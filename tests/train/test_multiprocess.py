@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.training]
 def _sft_project(tmp: Path) -> Path:
     """A folder with the project's params (the ci profile, SFT on 2 DDP processes) and trajectory
     records (the simulated teacher episodes: no sandbox needed to train)."""
-    from lis.train.teacher.episodes import episodes
+    from lis.offline.teacher.episodes import episodes
 
     proj = tmp / "proj"
     (proj / "workflow").mkdir(parents=True)

@@ -30,7 +30,7 @@ def test_parameter_counts_are_transformers(name):
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from lis.train.tiny.random_model import ARCH_KEYS, read_config
+    from lis.offline.random_model import ARCH_KEYS, read_config
 
     cfg = {**read_config(CONFIGS / f"{name}.json"), "num_hidden_layers": 2}   # layers only multiply
     with torch.device("meta"):

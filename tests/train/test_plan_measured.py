@@ -13,8 +13,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.training]
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    from lis.train.tiny.base import build_base
-    from lis.train.tiny.random_model import build_random
+    from lis.offline.base import build_base
+    from lis.offline.random_model import build_random
 
     root = tmp_path_factory.mktemp("plan-models")
     build_base(root / "tiny", seed=0, corpus_episodes=50)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from lis.agent.tools.schemas import TOOLS
-from lis.train.teacher.episodes import NO_LOSS, episodes, episodes_sha256
+from lis.offline.teacher.episodes import NO_LOSS, episodes, episodes_sha256
 from lis.models.toolcalls import check_tool_call
 
 pytestmark = [pytest.mark.training]
@@ -37,7 +37,7 @@ def test_every_domain_and_mode_appears(eps):
 
 
 def test_sample_tasks_carry_no_ground_truth():
-    from lis.train.teacher.tasks import SAMPLE_DOMAINS, sample_tasks
+    from lis.offline.teacher.tasks import SAMPLE_DOMAINS, sample_tasks
 
     samples = sample_tasks()
     assert set(samples) == set(SAMPLE_DOMAINS)
@@ -80,7 +80,7 @@ def test_sandbox_episodes_follow_the_loop_format(eps):
 
 
 def test_vanilla_replies_have_the_domain_form(eps):
-    from lis.train.agent_check import answer_has_form
+    from lis.offline.agent_check import answer_has_form
 
     vanilla = [e for e in eps if e.mode == "vanilla"]
     assert len(vanilla) > 20 and all(e.tools is None and len(e.messages) == 2 for e in vanilla)

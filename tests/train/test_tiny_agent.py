@@ -23,7 +23,7 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 # -- the base ------------------------------------------------------------------------------------
 def test_base_builds_are_identical_and_describe_themselves(tiny_base_dir, tmp_path):
-    from lis.train.tiny.base import build_base
+    from lis.offline.base import build_base
     from lis.util.files import sha256_file
 
     again = build_base(tmp_path / "again", seed=0, corpus_episodes=100)
@@ -70,9 +70,9 @@ def teacher_records(base_config):
     from lis.params import load
     from lis.sandbox import SandboxPool
     from lis.models.scripted import ScriptedModel
-    from lis.train.teacher.run import run_teacher
+    from lis.offline.teacher.run import run_teacher
     from lis.runtime import agent_config
-    from lis.train.teacher.stage import teacher_items
+    from lis.offline.teacher.stage import teacher_items
 
     p = load(profile="ci")
     items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
@@ -180,7 +180,7 @@ def test_tiny_agent_manifest(tiny_manifest):
 def test_saved_model_emits_valid_tool_calls(tiny_model):
     """On simulated episodes the SFT never saw."""
     from lis.train.sft.data import tool_call_rate
-    from lis.train.teacher.episodes import episodes
+    from lis.offline.teacher.episodes import episodes
 
     res = tool_call_rate(tiny_model, episodes(8, 777), seed=5, sampling=Sampling(**PAPER_SAMPLING))
     print("MEASURED tool_call_rate", res)
@@ -226,7 +226,7 @@ def test_vanilla_answers_have_the_domain_form(tiny_model):
     Pass rate over training seeds: see tests/train/test_agent_check.py::test_answers_have_the_domain_form."""
     from lis.prompts import render_prompts
     from lis.tasks import load_samples
-    from lis.train.agent_check import answer_has_form
+    from lis.offline.agent_check import answer_has_form
 
     ok = total = 0
     for domain in ("math", "physics", "biomed"):

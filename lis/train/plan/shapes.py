@@ -15,9 +15,9 @@ from typing import Any
 
 from lis import layout
 from lis.errors import LisError
-from lis.train.tiny.base import DEFAULT_ARCH
-from lis.train.tiny.random_model import read_config
-from lis.train.tiny.tokenizer import ADDED_TOKENS
+from lis.offline.base import DEFAULT_ARCH
+from lis.offline.random_model import read_config
+from lis.offline.tokenizer import ADDED_TOKENS
 
 CONFIGS_DIR = Path(layout.MODEL_CONFIGS_DIR)
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -39,7 +39,7 @@ class ModelShape:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], name: str = "") -> "ModelShape":
-        """The shape of a Qwen3 ``config.json`` (as :func:`lis.train.tiny.random_model.read_config` returns it)."""
+        """The shape of a Qwen3 ``config.json`` (as :func:`lis.offline.random_model.read_config` returns it)."""
         hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
         return cls(hidden=hidden, intermediate=int(cfg["intermediate_size"]), layers=int(cfg["num_hidden_layers"]),
                    heads=heads, kv_heads=int(cfg["num_key_value_heads"]),

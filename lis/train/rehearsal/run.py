@@ -56,8 +56,8 @@ from lis.train.grpo.settings import GRPOSettings
 from lis.train.grpo.trainer import StepLog, train_grpo
 from lis.train.rehearsal.scripted import ANSWER_CMD, ScriptedTurns
 from lis.train.sft.run import SFTSettings, train_sft
-from lis.train.tiny.base import build_base
-from lis.train.tiny.random_model import build_random
+from lis.offline.base import build_base
+from lis.offline.random_model import build_random
 
 log = logging.getLogger("lis.train.rehearsal")
 

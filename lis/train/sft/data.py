@@ -16,10 +16,10 @@ import torch
 from lis.agent.tools.schemas import TOOLS
 from lis.models.base import Sampling
 from lis.models.toolcalls import arguments_as_dicts, check_tool_call
+from lis.records import NO_LOSS
 from lis.train.lora import generation_model
 
 IGNORE = -100
-NO_LOSS = "lis_no_loss"     # an assistant message with this key set is context, not a target
 TURN_START = "<|im_start|>assistant\n"
 
 
@@ -125,7 +125,7 @@ def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sa
                    max_turns: int | None = None) -> dict[str, Any]:
     """The fraction of sampled assistant turns that parse into valid tool calls.
 
-    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.train.teacher.episodes.Episode`);
+    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.offline.teacher.episodes.Episode`);
     those without tools (vanilla) are skipped. Each trained-on assistant turn is a test, up to
     ``max_turns`` in all: the model gets the conversation before it and samples one turn with
     ``sampling`` (default: temperature 1, at most 96 tokens), seeded ``seed + k``; the turn counts

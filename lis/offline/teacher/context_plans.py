@@ -1,6 +1,6 @@
 """The scripted teacher's tool calls for the RL context tasks (lis.context_tasks): solved episodes.
 
-Unlike the benchmark plans (:mod:`lis.train.teacher.plans`, the form of an episode with random
+Unlike the benchmark plans (:mod:`lis.offline.teacher.plans`, the form of an episode with random
 answers), these plans answer correctly: the teacher knows the ground truth and the facts the
 answer needs (``meta["needs"]``, ``meta["evidence"]``), but every command it issues is one that
 would have found them — list the documents, ``grep`` the attribute's keyword or the entity,
@@ -17,7 +17,7 @@ the answer file — and the values in its computations are the ones those comman
 A plan is at most five tool calls before ``submit`` (the smoke profile's six turns). The
 surface varies with the seeded ``rng``: grep or cat or the editor, echo or printf or the
 editor, inline Python or a script. Every step carries the observation the real tool prints
-(:mod:`lis.train.teacher.sim_sandbox`); the tests replay plans in a real sandbox.
+(:mod:`lis.offline.teacher.sim_sandbox`); the tests replay plans in a real sandbox.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ import re
 
 from lis.prompts.layout import Layout
 from lis.tasks.schema import Task
-from lis.train.teacher.plans import check_answer, write_answer
-from lis.train.teacher.sim_sandbox import SimSandbox, Step, bash_step
-from lis.train.teacher.text import keywords
+from lis.offline.teacher.plans import check_answer, write_answer
+from lis.offline.teacher.sim_sandbox import SimSandbox, Step, bash_step
+from lis.offline.teacher.text import keywords
 
 Plan = list[Step]
 MAX_STEPS = 5
@@ -294,7 +294,7 @@ def _agree(task: Task, out: str) -> None:
 
 def plan(task: Task, mode: str, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """The steps (before ``submit``) of the teacher's episode of context task ``task`` in ``mode``
-    (the planner :func:`lis.train.teacher.episodes.planned_turns` takes)."""
+    (the planner :func:`lis.offline.teacher.episodes.planned_turns` takes)."""
     if task.domain.startswith("math"):
         steps = math_plan(task, lay, box, rng)
     elif mode == "sandbox_inline":

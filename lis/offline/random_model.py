@@ -24,7 +24,7 @@ from typing import Any
 from lis.errors import LisError
 from lis.util.files import replace_dir
 
-log = logging.getLogger("lis.train.random")
+log = logging.getLogger("lis.offline.random_model")
 
 ARCH_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
              "head_dim", "vocab_size", "tie_word_embeddings", "rms_norm_eps", "rope_theta", "max_position_embeddings",

@@ -21,15 +21,15 @@ from lis.models.scripted import ScriptedModel
 from lis.paths import cache_dir
 from lis.runtime import agent_config
 from lis.sandbox.pool import SandboxPool
-from lis.train.teacher.run import run_teacher
-from lis.train.teacher.stage import teacher_items
-from lis.train.tiny.base import build_base
+from lis.offline.teacher.run import run_teacher
+from lis.offline.teacher.stage import teacher_items
+from lis.offline.base import build_base
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj
 
-log = logging.getLogger("lis.train.tiny")
+log = logging.getLogger("lis.train.tiny_agent")
 
-CODE = ("lis/train", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
+CODE = ("lis/train", "lis/offline", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
 
 
 def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:

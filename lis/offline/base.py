@@ -24,11 +24,11 @@ from typing import Any
 from lis.agent.tools.schemas import TOOLS
 from lis.errors import LisError
 from lis.prompts import render_prompts
-from lis.train.tiny import tokenizer as tt
+from lis.offline import tokenizer as tt
 from lis.util.files import replace_dir, sha256_file
 from lis.util.hashing import hash_obj
 
-log = logging.getLogger("lis.train.base")
+log = logging.getLogger("lis.offline.base")
 
 BUILD_VERSION = 3          # 3: base only (the warm-up became the Lightning SFT stage)
 THREADS = 1                # fixed, so float reductions (and the weights) are the same on every run
@@ -40,7 +40,7 @@ def _corpus_conversations(seed: int, episodes: int, context_tasks: list) -> list
     """(messages, tools) rendered into the tokenizer's corpus: scripted teacher episodes (simulated,
     no sandbox needed: only their text matters here) and the first turn of each context task."""
     # lazy: loads torch; importing this module does not
-    from lis.train.teacher import episodes as synth
+    from lis.offline.teacher import episodes as synth
 
     convs = [(ep.messages, ep.tools) for ep in synth.episodes(episodes, seed)]
     for task in context_tasks:

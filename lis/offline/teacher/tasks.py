@@ -25,10 +25,10 @@ import string
 from lis.errors import LisError
 from lis.tasks import load_samples
 from lis.tasks.chem import format_statement
-from lis.train.teacher import text as st
+from lis.offline.teacher import text as st
 from lis.tasks.schema import Task
 
-log = logging.getLogger("lis.train.tiny.build")
+log = logging.getLogger("lis.offline.teacher")
 
 SAMPLE_DOMAINS = ("math", "physics", "biomed", "long_context", "instruct_follow", "demo")
 KINDS = ("math", "physics", "chem", "biomed", "long_context", "instruct_follow", "instruct_pretrain", "demo")

@@ -1,7 +1,7 @@
 """The tool calls of a scripted warm-up episode, per domain: look around, compute or read, write the
 answer file, (check it), submit.
 
-A plan is a short list of :class:`~lis.train.teacher.sim_sandbox.Step` (at most five before ``submit``,
+A plan is a short list of :class:`~lis.offline.teacher.sim_sandbox.Step` (at most five before ``submit``,
 so an episode fits the smoke profile's six turns). The answer written is whatever the episode's
 own computation printed or a random value of the right form: a number in ``\\boxed{}`` (math,
 physics), a letter (chem, biomed, choice questions), a phrase from a document or a few sentences
@@ -14,8 +14,8 @@ import random
 import re
 
 from lis.prompts import choice_letters, prompt_kind
-from lis.train.teacher import text as st
-from lis.train.teacher.sim_sandbox import BASH, EDITOR, SimSandbox, Step, bash_step
+from lis.offline.teacher import text as st
+from lis.offline.teacher.sim_sandbox import BASH, EDITOR, SimSandbox, Step, bash_step
 from lis.prompts.layout import Layout
 from lis.tasks.schema import Task
 

@@ -17,14 +17,14 @@ from lis.runtime import agent_config, chat_model, sandbox_config
 from lis.sandbox import registry
 from lis.sandbox.pool import SandboxPool
 from lis.tasks.io import read_tasks
-from lis.train.teacher.context_plans import plan as context_plan
-from lis.train.teacher.run import run_teacher, scripted_item, solved_vanilla_item
-from lis.train.teacher.tasks import sample_tasks
+from lis.offline.teacher.context_plans import plan as context_plan
+from lis.offline.teacher.run import run_teacher, scripted_item, solved_vanilla_item
+from lis.offline.teacher.tasks import sample_tasks
 from lis.util.hashing import hash_obj
 from lis.util.jsonl import append_jsonl, read_jsonl, write_jsonl
 from lis.util.progress import Progress
 
-log = logging.getLogger("lis.train.teacher")
+log = logging.getLogger("lis.offline.teacher")
 
 
 def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
@@ -33,7 +33,7 @@ def teacher_items(sec: dict[str, Any], context_tasks: list) -> list:
     their variant runs in), then ``vanilla_context_episodes`` of them answered directly (the documents
     in the prompt, no tools: the LLM-RL baseline's mode; drawn apart from the others)."""
     # lazy: loads torch; importing this module does not
-    from lis.train.teacher.episodes import draw
+    from lis.offline.teacher.episodes import draw
 
     rng = random.Random(int(sec["seed"]))
     samples = sample_tasks()

@@ -1,11 +1,11 @@
 """Scripted agent episodes under the real prompts, for the tiny model's tokenizer and warm-up.
 
 An episode starts exactly as the evaluation starts one: ``lis.prompts.render_prompts(task,
-mode)`` for a task of :mod:`lis.train.teacher.tasks` (the offline samples of every domain, ground
+mode)`` for a task of :mod:`lis.offline.teacher.tasks` (the offline samples of every domain, ground
 truth blanked, and variations of them) in mode ``sandbox``, ``sandbox_inline`` or ``vanilla``.
 Sandbox episodes then follow the agent loop's format turn by turn (``lis.agent.loop``): an
-assistant tool call (:mod:`lis.train.teacher.plans`), the tool message with the observation the
-real tool would give (:mod:`lis.train.teacher.sim_sandbox`), ``Steps Remaining: N`` appended to the newest
+assistant tool call (:mod:`lis.offline.teacher.plans`), the tool message with the observation the
+real tool would give (:mod:`lis.offline.teacher.sim_sandbox`), ``Steps Remaining: N`` appended to the newest
 message before each turn, and a final ``submit`` once the answer file is written. Some episodes
 carry an earlier bad turn (no tool call, then the loop's reminder; or an unparseable call, then
 its error) that stays in the context but is not trained on (``NO_LOSS``), so the model learns to
@@ -26,11 +26,11 @@ from lis.agent.loop import CONTINUE_MSG
 from lis.agent.parsing import INVALID
 from lis.agent.tools.schemas import TOOLS
 from lis.prompts import choice_letters, layout, prompt_kind, render_prompts
-from lis.train.teacher import text as st
-from lis.train.teacher.plans import phrase, plan
-from lis.train.teacher.sim_sandbox import SUBMIT, SimSandbox, Step
-from lis.train.teacher.tasks import KINDS, SAMPLE_DOMAINS, sample_tasks, synthetic_task
-from lis.train.sft.data import NO_LOSS
+from lis.offline.teacher import text as st
+from lis.offline.teacher.plans import phrase, plan
+from lis.offline.teacher.sim_sandbox import SUBMIT, SimSandbox, Step
+from lis.offline.teacher.tasks import KINDS, SAMPLE_DOMAINS, sample_tasks, synthetic_task
+from lis.records import NO_LOSS
 from lis.tasks.schema import Task
 
 MAX_TURNS = (6, 6, 6, 8, 10, 20, 50, 100)      # the agent's max_turns (smoke: 6, the paper: 100)

@@ -5,9 +5,9 @@
 Every episode runs through the agent's own loop (:func:`lis.agent.episode.run_task`): the real
 prompts, tools, observations, "Steps Remaining", reminders and answer file, in a real sandbox
 from the pool. The teacher is any ChatModel: for the embedded default the scripted teacher,
-whose tool calls come from the plans in :mod:`lis.train.teacher.plans` (benchmark domains:
+whose tool calls come from the plans in :mod:`lis.offline.teacher.plans` (benchmark domains:
 the form of an episode, answers of the right form but random — never a ground truth) and
-:mod:`lis.train.teacher.context_plans` (training context tasks: solved). A planned *bad* turn
+:mod:`lis.offline.teacher.context_plans` (training context tasks: solved). A planned *bad* turn
 (no tool call, or an unparseable one) stays in the conversation so that the student learns to
 recover, but is not trained on (its index is recorded in ``teacher.no_loss_turns``).
 
@@ -30,10 +30,10 @@ from lis.models.scripted import assistant, tool_call
 from lis.prompts import prompt_kind
 from lis.rewards import score
 from lis.tasks.schema import Task
-from lis.train.agent_check import answer_has_form
+from lis.offline.agent_check import answer_has_form
 from lis.util import cancel
 
-log = logging.getLogger("lis.train.teacher")
+log = logging.getLogger("lis.offline.teacher")
 
 BAD_TEXT = ("I will solve this problem step by step.", "Let me look at the problem first.",
             "The answer is in the file.")
@@ -56,7 +56,7 @@ class TeacherItem:
 def scripted_item(task: Task, mode: str, rng: random.Random, source: str, planner=None) -> TeacherItem:
     """The scripted teacher's episode of ``task``: planned tool calls as assistant replies."""
     # lazy: loads torch; importing this module does not
-    from lis.train.teacher.episodes import planned_turns, vanilla_reply
+    from lis.offline.teacher.episodes import planned_turns, vanilla_reply
 
     if mode == "vanilla":
         return TeacherItem(task, mode, [assistant(vanilla_reply(task, rng))], 1, [], source)

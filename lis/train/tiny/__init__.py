@@ -1,1 +1,0 @@
-"""The tiny offline model: its tokenizer and its base (random-init Qwen3) build."""
