@@ -29,7 +29,6 @@ from lis.offline.agent_check import check_agent
 from lis.train.grpo.stage import run_grpo_stage
 from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
 from lis.train.plan.measure import measure_model, render as render_measured
-from lis.offline.teacher.stage import run_teacher_stage
 from lis.train.tiny_agent import build_tiny_agent
 from lis.util.jsonl import read_jsonl
 from lis.util.log import setup_logging
@@ -46,26 +45,6 @@ def _read_jsonl(path: Path, what: str) -> list[dict]:
     if not path.is_file():
         raise LisError(f"no {what} at {path}", hint)
     return read_jsonl(path, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
-
-
-# `lis ... teacher`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
-def teacher(out: Path = typer.Option(Path(layout.TEACHER_DIR), "--out", help="Folder for trajectories.jsonl and "
-                                                                              "manifest.json."),
-            context_tasks: Path = typer.Option(layout.path(layout.CONTEXT_TASKS, variant="files"), "--context-tasks",
-                                               help="Training context tasks the teacher solves."),
-            image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
-                                                help="The image stage's manifest."),
-            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Teacher episodes in the real sandbox (params `teacher`, with the `agent` and `sandbox`
-    settings of evaluation): the scripted teacher by default, or any models entry."""
-
-    setup_logging(log_file, verbose)
-    registry.install_signal_handlers()
-    p = load_params(profile, params_file)
-    manifest = run_teacher_stage(p, out, context_tasks, image_manifest)
-    log.info("teacher: %d episodes, %d successful (%s)", manifest["episodes"], manifest["successful"],
-             ", ".join(f"{k} {v['successful']}/{v['episodes']}" for k, v in manifest["by_source"].items()))
 
 
 # `lis ... sft`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)

@@ -22,7 +22,7 @@ from lis.paths import cache_dir
 from lis.runtime import agent_config
 from lis.sandbox.pool import SandboxPool
 from lis.offline.teacher.run import run_teacher
-from lis.offline.teacher.stage import teacher_items
+from lis.offline.teacher.items import teacher_items
 from lis.offline.base import build_base
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj

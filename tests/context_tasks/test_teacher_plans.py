@@ -110,7 +110,7 @@ def test_vanilla_context_episodes_answer_directly_and_score_one():
     SFT data, with the documents in the prompt the student sees."""
     from lis.agent import AgentConfig
     from lis.offline.teacher.run import run_teacher
-    from lis.offline.teacher.stage import teacher_items
+    from lis.offline.teacher.items import teacher_items
 
     tasks = [t for t, mode in candidates() if mode == "sandbox"][:120]
     sec = {"seed": 3, "benchmark_episodes": 0, "context_episodes": 0, "vanilla_context_episodes": 40}

@@ -72,7 +72,7 @@ def teacher_records(base_config):
     from lis.models.scripted import ScriptedModel
     from lis.offline.teacher.run import run_teacher
     from lis.runtime import agent_config
-    from lis.offline.teacher.stage import teacher_items
+    from lis.offline.teacher.items import teacher_items
 
     p = load(profile="ci")
     items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
