@@ -5,8 +5,9 @@
     lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
     lis train plan    --profile full                            # will it fit? memory per GPU, disk per checkpoint
 
-``lis train base`` is lis/cli/train_base.py and ``lis train compare`` lis/cli/train_compare.py: modules of
-their own, so that these stages' code includes neither the base stage's module nor the report's.
+The stages' commands are modules of their own (``lis train base``: lis/cli/train_base.py, ``teacher``:
+train_teacher.py, ``sft``: train_sft.py, ``grpo``: train_grpo.py; ``lis train compare``: train_compare.py),
+so that no stage's code includes another stage's module; this one holds the tools around them.
 """
 from __future__ import annotations
 
@@ -26,85 +27,14 @@ from lis.models.local_hf import LocalHFModel
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
 from lis.offline.agent_check import check_agent
-from lis.train.grpo.stage import run_grpo_stage
 from lis.train.plan import default_setups, plain, plan_stages, plans_json, read_accelerate, refusal, render
 from lis.train.plan.measure import measure_model, render as render_measured
 from lis.train.tiny_agent import build_tiny_agent
-from lis.util.jsonl import read_jsonl
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Training stages: base model, teacher episodes, SFT warm start, RFT, GRPO in the sandbox.",
                   no_args_is_help=True)
 log = logging.getLogger("lis.train")
-
-
-def _read_jsonl(path: Path, what: str) -> list[dict]:
-    """Training data, read strictly: a corrupt row is one error line naming the file and the line."""
-
-    hint = "run the stage that produces it first (snakemake --cores all paper)"
-    if not path.is_file():
-        raise LisError(f"no {what} at {path}", hint)
-    return read_jsonl(path, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
-
-
-# `lis ... sft`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
-def sft(base_dir: Path = typer.Option(layout.path(layout.MODEL, model="base"), "--base", help="The model to fine-tune."),
-        data: Path = typer.Option(Path(layout.TEACHER_TRAJECTORIES), "--data",
-                                  help="Trajectory records; the successful ones are trained on."),
-        out: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--out", help="Folder to write the fine-tuned model into."),
-        seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
-                                        help="Train with seed sft.seed + N (a replicate of the learning check)."),
-        profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-        log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """SFT warm start (params `sft`, PyTorch Lightning): assistant-only loss on the successful
-    trajectories of DATA; checkpoints and resume, seed, CSV logs. sft.steps 0 copies the base."""
-    from lis.train.sft.stage import run_sft_stage  # lazy: loads torch; `lis train plan` and --help do not
-
-    setup_logging(log_file, verbose)
-    p = load_params(profile, params_file)
-    records = _read_jsonl(data, "trajectories")
-    sec = p.section("sft")
-    sec["seed"] = int(sec["seed"]) + seed_offset
-    manifest = run_sft_stage(sec, base_dir, records, out, section_name="sft")
-    if not manifest.get("written", True):  # a DDP rank other than 0: rank 0 wrote the model and says so
-        return
-    typer.echo(json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "world_size", "ranks", "wall_s")},
-                          indent=1))
-
-
-# `lis ... grpo`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
-def grpo(init: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--init", help="The model to start from."),
-         data: str = typer.Option("files", "--data", help="Training-data variant: files | prompt | math "
-                                                          "(data/train/context/<variant>.jsonl), or a JSONL path."),
-         mode: str = typer.Option("sandbox", "--mode", help="sandbox (LLM-in-Sandbox-RL) | vanilla (the LLM-RL "
-                                                            "baseline: context in the prompt, no tools)."),
-         out: Path = typer.Option(..., "--out", help="Folder to write the trained model into."),
-         logs: Path = typer.Option(..., "--logs", help="Folder for metrics.json and train_log.csv."),
-         image_manifest: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--image-manifest",
-                                             help="The image stage's manifest (sandbox mode)."),
-         seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
-                                         help="Train with seed grpo.seed + N (a replicate of the learning check)."),
-         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """GRPO in the sandbox with TRL (params `grpo`; the LLM-RL baseline also reads `llm_rl`): our agent
-    loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints.
-    Several processes: `accelerate launch --config_file workflow/accelerate/<config>.yaml $(which lis)
-    train grpo ...` (each rank its share of the episodes, rank 0 writes the outputs)."""
-
-    setup_logging(log_file, verbose)
-    registry.install_signal_handlers()
-    if mode not in ("sandbox", "vanilla"):
-        raise LisError(f"unknown --mode {mode!r}", "use sandbox or vanilla")
-    p = load_params(profile, params_file)
-    path = Path(data) if data.endswith(".jsonl") else layout.path(layout.CONTEXT_TASKS, variant=data)
-    overrides = dict(p.section("llm_rl")) if mode == "vanilla" else {}
-    if seed_offset:
-        overrides["seed"] = int(p.section("grpo")["seed"]) + seed_offset
-    metrics = run_grpo_stage(p, init=init, data=path, out=out, logs=logs, mode=mode, image_manifest=image_manifest,
-                             overrides=overrides)
-    if not metrics.get("written", True):  # a rank other than 0 under accelerate launch: rank 0 reports
-        return
-    typer.echo(json.dumps({k: v for k, v in metrics.items() if k != "settings"}, indent=1))
 
 
 @app.command("tiny-agent")

@@ -3,7 +3,7 @@
     summary = compare_runs({"seed 0": "runs/a/train_log.csv", "seed 0, again": "runs/b/train_log.csv"}, out)
 
 Each GRPO step logs the prompts it drew (``task_ids``), its groups' mean rewards (``group_rewards``)
-and a hash of its episodes' tokens (``episodes_sha256``; lis.train.grpo.stage). Two runs pair at a step
+and a hash of its episodes' tokens (``episodes_sha256``; lis.train.grpo.columns). Two runs pair at a step
 when they drew the same prompts there; they are the same run up to a step when every hash so far is
 equal (the deterministic rollout mode gives that for the same seed). The figure overlays the two
 runs' mean reward per step and shows the paired difference; the summary says how many steps pair,

@@ -1,17 +1,17 @@
 """The ``llm_rl`` stage: LLM-RL baseline (context in the prompt, no tools)."""
 from __future__ import annotations
 
-from lis.stages.spec import TRAIN_CODE, Plot, Stage
+from lis.stages.spec import GRPO_CODE, Plot, Stage
 
 STAGE = Stage(
     name="llm_rl",
     cmd=("lis train grpo --mode vanilla --init data/models/sft --data files --out data/models/llm-rl "
          "--logs data/train/runs/llm-rl --image-manifest data/image/manifest.json --profile ${profile} "
          "--log logs/train/llm-rl.log"),
-    entry="lis.cli.train:grpo",
+    entry="lis.cli.train_grpo:grpo",
     params=("grpo", "llm_rl", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/files.jsonl", "data/image/manifest.json"),
-    code=(*TRAIN_CODE, "lis/cli/train.py"),
+    code=GRPO_CODE,
     outs=("data/models/llm-rl",),
     metrics=("data/train/runs/llm-rl/metrics.json",),
     plots=(Plot("data/train/runs/llm-rl/train_log.csv", x="step", y="reward_mean"),),

@@ -1,15 +1,60 @@
-"""The ``sft`` stage: SFT warm start (Lightning)."""
+"""The ``sft`` stage: SFT warm start (PyTorch Lightning) on the teacher's successful episodes, and the
+command that ``sft_replicate`` runs too (with a seed offset).
+
+The whole stage in one module: its declaration (``STAGE``), :func:`resolve` (the params with the ``sft``
+section checked by its model, a replicate's seed applied) and :func:`run` (reads the trajectories,
+trains, writes the model with its manifest). The training itself is
+:func:`lis.train.sft.stage.run_sft_stage`, which the test suite's tiny agent runs too. ``lis train sft``
+(lis/cli/train_sft.py) calls both.
+"""
 from __future__ import annotations
 
-from lis.stages.spec import TRAIN_CODE, Stage
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lis.errors import LisError
+from lis.params import Params
+from lis.stages.spec import SFT_CODE, Stage
+from lis.util.jsonl import read_jsonl
 
 STAGE = Stage(
     name="sft",
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/sft --profile ${profile} --log logs/train/sft.log"),
-    entry="lis.cli.train:sft",
+    entry="lis.cli.train_sft:sft",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
-    code=(*TRAIN_CODE, "lis/cli/train.py"),
+    code=SFT_CODE,
     outs=("data/models/sft",),
 )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the stage (:func:`resolve`): the ``sft`` section as written, with the run's seed (the
+    training reads it as a dict: its manifest records the settings as they were given)."""
+
+    section: dict[str, Any]
+
+
+def resolve(params: Params, seed_offset: int = 0) -> Settings:
+    """The settings of a run trained with seed ``sft.seed + seed_offset`` (a replicate of the learning
+    check). Raises ParamsError naming a bad key or value of ``sft``."""
+    params.settings("sft")  # checked by the section's model: an unknown key or a bad value is one line
+    section = params.section("sft")
+    section["seed"] = int(section["seed"]) + seed_offset
+    return Settings(section=section)
+
+
+def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+    """Fine-tune ``inputs["base"]`` on the successful records of ``inputs["data"]`` (trajectories, read
+    strictly: a corrupt row is one error line naming the file and the line) into ``outputs["out"]``;
+    return the model's manifest (``{"written": False, ...}`` on a DDP rank other than 0)."""
+    from lis.train.sft.stage import run_sft_stage  # lazy: loads torch; --help and `lis pipeline check` do not
+
+    data = inputs["data"]
+    if not data.is_file():
+        raise LisError(f"no trajectories at {data}", "run the stage that produces it first (snakemake --cores all paper)")
+    records = read_jsonl(data, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
+    return run_sft_stage(dict(settings.section), inputs["base"], records, outputs["out"], section_name="sft")

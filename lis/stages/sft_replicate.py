@@ -1,7 +1,7 @@
 """The ``sft_replicate`` stage: Learning check, replicate <replicate>: SFT (seed sft.seed + <replicate>)."""
 from __future__ import annotations
 
-from lis.stages.spec import TRAIN_CODE, Stage
+from lis.stages.spec import SFT_CODE, Stage
 
 STAGE = Stage(
     name="sft_replicate",
@@ -13,9 +13,9 @@ STAGE = Stage(
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/replicates/r${item}/sft --seed-offset ${item} --profile ${profile} --log "
          "logs/replicates/r${item}/sft.log"),
-    entry="lis.cli.train:sft",
+    entry="lis.cli.train_sft:sft",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
-    code=(*TRAIN_CODE, "lis/cli/train.py"),
+    code=SFT_CODE,
     outs=("data/models/replicates/r${item}/sft",),
 )

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 # The code every stage runs: the package root, params and their models, artifact paths, records, utilities.
 CORE = ("lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/layout.py", "lis/manifest.py",
         "lis/records.py", "lis/util", "lis/cli/options.py")
-# What the training stages run, beside their command's module.
-TRAIN_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
-              "lis/tasks", "lis/train", "lis/offline", "lis/context_tasks")
+# What SFT runs (the sft and sft_replicate stages: one command), and what GRPO runs (grpo, llm_rl and
+# grpo_replicate: one command).
+SFT_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks", "lis/train",
+            "lis/offline", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/sft.py", "lis/cli/train_sft.py")
+GRPO_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runtime", "lis/sandbox", "lis/tasks",
+             "lis/train", "lis/offline", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/grpo.py",
+             "lis/cli/train_grpo.py")
 # What an evaluation job runs, and the sections it reads.
 EVAL_CODE = ("lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime",
              "lis/sandbox", "lis/tasks", "lis/cli/eval.py")

@@ -1,7 +1,7 @@
 """Inputs of the report stage built with the real producers on hand-made episodes: eval metrics by
 lis.eval.metrics.compute_metrics, behaviour.json by lis.analysis.behaviour, efficiency.json by
 lis.analysis.efficiency_tables, storage.json by lis.analysis.efficiency_storage, throughput.json by
-lis.bench.throughput.summarize, GRPO logs in the columns of lis.train.grpo.stage. Episodes are our
+lis.bench.throughput.summarize, GRPO logs in the columns of lis.train.grpo.columns. Episodes are our
 trajectory records (lis.agent.trajectory) with known rewards, so table cells can be hand-checked.
 
     root = make_project(tmp_path, jobs={...})     # a project copy: params, schema, overlays, references
@@ -167,7 +167,7 @@ def write_throughput(root: Path) -> None:
 
 def write_run(root: Path, run: str, steps: int = 5, mode: str = "sandbox", seed: int = 0) -> None:
     """data/train/runs/<run>/{metrics.json,train_log.csv} in the GRPO stage's columns."""
-    from lis.train.grpo.stage import PLOT_COLUMNS
+    from lis.train.grpo.columns import PLOT_COLUMNS
 
     folder = root / "data" / "train" / "runs" / run
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import json
 
-from lis.train.grpo.stage import PLOT_COLUMNS
+from lis.train.grpo.columns import PLOT_COLUMNS
 from tests.conftest import lis, one_line_error
 
 

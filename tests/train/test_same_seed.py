@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from lis.train.grpo.stage import TIME_COLUMNS
+from lis.train.grpo.columns import TIME_COLUMNS
 from lis.util.files import sha256_file
 from tests.conftest import run
 from tests.train.test_grpo import _grpo_repo

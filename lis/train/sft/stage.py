@@ -1,4 +1,5 @@
-"""The ``sft`` stage (and RFT, the same training on the policy's own successful episodes)."""
+"""SFT on the successful records of a producer: the ``sft`` stage's training (lis/stages/sft.py), the test
+suite's tiny agent (lis/train/tiny_agent.py), and RFT (the same training on the policy's own successful episodes)."""
 from __future__ import annotations
 
 import logging
