@@ -147,8 +147,7 @@ def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: in
     import math
 
     sec = params.section("sft")
-    keys = SFTSettings.__dataclass_fields__
-    s = SFTSettings(**{**{k: v for k, v in sec.items() if k in keys}, "steps": 2, "held_out": 0.0, "threads": threads,
+    s = SFTSettings(**{**sec, "steps": 2, "held_out": 0.0, "threads": threads,
                        "checkpoint_every": 1, "lr": 1e-3, "lora": {**sec["lora"], **LORA, "rank": rank}})
     m = train_sft(model_dir, sft_records(tasks), out, s, ckpt_dir=out.parent / f".ckpt-{out.name}")
     losses = m["loss"]

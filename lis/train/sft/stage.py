@@ -21,9 +21,10 @@ def successful_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if (r.get("teacher") or {}).get("success")]
 
 
-def settings_from(sec: dict[str, Any]):
-    keys = SFTSettings.__dataclass_fields__
-    return SFTSettings(**{k: v for k, v in sec.items() if k in keys})
+def settings_from(sec: dict[str, Any]) -> SFTSettings:
+    """The ``sft`` section (checked by its model, lis.config.training.SftSection) as the trainer's settings;
+    every key of the section is a field (``grad_clip``, not a params key, keeps its default)."""
+    return SFTSettings(**sec)
 
 
 def run_sft_stage(sec: dict[str, Any], base_dir: Path, records: list[dict[str, Any]], out: Path,
