@@ -1,7 +1,7 @@
-"""``lis eval``: run one evaluation job, and summarise what has been run."""
+"""``lis eval``: run one evaluation job (the evaluation stages' command: lis/stages/evaluation.py does the
+work), and summarise what has been run (``lis eval summary``: lis/cli/eval_summary.py)."""
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Optional
 
@@ -9,16 +9,11 @@ import typer
 
 from lis import layout
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
-from lis.eval.jobs import EvalJob
-from lis.eval.jobs import with_model_path
-from lis.eval.runner import run_job
-from lis.manifest import read_image_manifest
-from lis.models.serve_plan import serving
 from lis.sandbox import registry
+from lis.stages import evaluation as stage
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Evaluate models in the sandbox and directly (vanilla), and summarise.", no_args_is_help=True)
-log = logging.getLogger("lis.eval")
 
 
 # `lis ... run`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
@@ -48,16 +43,6 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    p = load_params(profile, params_file)
-    job = EvalJob(model, domain, mode)
-    journal = job.journal()
-    if model_path is not None:
-        journal = with_model_path(p, model, model_path, job)
-    manifest = read_image_manifest(image_manifest) if mode != "vanilla" and image_manifest.exists() else None
-    judge = p.section("scoring").get("judge") or {}
-    with serving(p.section("models"), [model, judge.get("model")], p.root):  # entries with serve.auto: started here
-        m = run_job(p, job, tasks_file or layout.path(layout.TASKS, domain=domain), out_dir=out or job.out_dir(),
-                    journal_path=journal, image_manifest=manifest, limit=limit, workers=workers, wait=wait)
-    acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
-    log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],
-             m["scored"], m["n"], m["errors"])
+    settings = stage.resolve(load_params(profile, params_file), model, domain, mode, model_path=model_path,
+                             limit=limit, workers=workers, wait=wait)
+    stage.run(settings, {"tasks": tasks_file, "image_manifest": image_manifest}, {"out": out})

@@ -3,7 +3,8 @@
 Each module of :mod:`lis.stages` named in :data:`ORDER` assigns ``STAGE = Stage(...)``; the
 expression is evaluated here with the names of :mod:`lis.stages.spec` alone (no import of the
 stage's module, so reading the registry costs milliseconds even where a stage's code imports torch).
-A stage module that is not in :data:`ORDER`, or a name in it without a module, is an error.
+A stage module that is not in :data:`ORDER`, or a name in it without a module, is an error; the
+modules of :data:`NOT_STAGES` are the package's own and work that several stages share.
 
 Every function takes the folder to read (default: this package's): ``lis pipeline check --root``
 and the Snakefile read the checkout they run in, which may not be the one installed.
@@ -22,7 +23,7 @@ ORDER = ("image", "tasks", "context_tasks", "base", "teacher", "sft", "grpo", "l
          "grpo_replicate", "eval_replicate", "model_card", "eval_vanilla", "eval_sandbox", "eval_inline",
          "behaviour", "efficiency", "sandbox_memory", "throughput", "storage", "report")
 FOLDER = Path(spec.__file__).parent
-NOT_STAGES = {"__init__", "spec", "registry"}
+NOT_STAGES = {"__init__", "spec", "registry", "evaluation"}  # evaluation: the work the eval_* stages share
 CONSTANTS = ("CORE", "SFT_CODE", "GRPO_CODE", "EVAL_CODE", "EVAL_PARAMS")  # the lists spec.py names, read from the folder's copy
 
 

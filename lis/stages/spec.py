@@ -19,7 +19,8 @@ GRPO_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runt
              "lis/cli/train_grpo.py")
 # What an evaluation job runs, and the sections it reads.
 EVAL_CODE = ("lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime",
-             "lis/sandbox", "lis/tasks", "lis/cli/eval.py")
+             "lis/sandbox", "lis/tasks", "lis/stages/__init__.py", "lis/stages/evaluation.py",
+             "lis/cli/eval.py")
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
 
 

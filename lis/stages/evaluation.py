@@ -1,0 +1,67 @@
+"""The work of the evaluation stages — ``eval_vanilla``, ``eval_sandbox``, ``eval_inline`` and
+``eval_replicate`` declare their jobs (one module each); every job runs ``lis eval run`` (lis/cli/eval.py),
+which calls :func:`resolve` and :func:`run` here. A module shared by stages, not a stage: the registry
+(lis/stages/registry.py, ``NOT_STAGES``) knows it.
+
+One job is (model, domain, mode): its episodes run, or resume from the job's journal, by
+:func:`lis.eval.runner.run_job`; a models entry with ``serve.auto`` is started for the job (and the judge's
+entry, when scoring names one) and stopped after it.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lis import layout
+from lis.eval.jobs import EvalJob, with_model_path
+from lis.eval.runner import run_job
+from lis.manifest import read_image_manifest
+from lis.models.serve_plan import serving
+from lis.params import Params
+
+log = logging.getLogger("lis.eval")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One job (:func:`resolve`): the params, the job, its journal (the entry's own, or one per folder
+    with ``--model-path``), and the run's limits."""
+
+    params: Params
+    job: EvalJob
+    journal: Path
+    limit: int | None = None
+    workers: int | None = None
+    wait: bool = False
+
+
+def resolve(params: Params, model: str, domain: str, mode: str, *, model_path: Path | None = None,
+            limit: int | None = None, workers: int | None = None, wait: bool = False) -> Settings:
+    """The job ``model`` / ``domain`` / ``mode``. With ``model_path`` the local entry ``model`` is pointed at
+    that folder (its settings, that folder's weights) and the job's journal is kept apart from the entry's.
+    Raises LisError for an unknown mode, or a ``model_path`` that is no model folder or whose entry is not
+    local."""
+    job = EvalJob(model, domain, mode)
+    journal = job.journal() if model_path is None else with_model_path(params, model, model_path, job)
+    return Settings(params=params, job=job, journal=journal, limit=limit, workers=workers, wait=wait)
+
+
+def run(settings: Settings, inputs: dict[str, Path | None], outputs: dict[str, Path | None]) -> dict[str, Any]:
+    """Run (or resume) the job; write ``trajectories.jsonl`` and ``metrics.json`` into ``outputs["out"]``
+    (None: data/eval/<model>/<domain>/<mode>) and return the metrics. ``inputs``: ``tasks`` (None:
+    data/tasks/<domain>.jsonl) and ``image_manifest`` (the image stage's manifest; read in the sandbox
+    modes when it is there)."""
+    p, job = settings.params, settings.job
+    image = inputs["image_manifest"]
+    manifest = read_image_manifest(image) if job.mode != "vanilla" and image is not None and image.exists() else None
+    judge = p.section("scoring").get("judge") or {}
+    with serving(p.section("models"), [job.model, judge.get("model")], p.root):  # entries with serve.auto: started here
+        m = run_job(p, job, inputs["tasks"] or layout.path(layout.TASKS, domain=job.domain),
+                    out_dir=outputs["out"] or job.out_dir(), journal_path=settings.journal, image_manifest=manifest,
+                    limit=settings.limit, workers=settings.workers, wait=settings.wait)
+    acc = "–" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
+    log.info("%s: accuracy %s (95%% CI %s) over %d scored of %d episodes, %d errors", job.name, acc, m["ci95"],
+             m["scored"], m["n"], m["errors"])
+    return m
