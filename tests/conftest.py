@@ -100,6 +100,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("training")
 
 
+def params_project(tmp_path: Path, section: str, values: dict) -> Path:
+    """A folder with the repository's params (section ``section`` updated with ``values``; profile full, whose
+    overlay leaves it as it is), schema and overlays: a project a stage's ``resolve`` and command can read."""
+    import yaml
+
+    root = tmp_path / "proj"
+    (root / "workflow").mkdir(parents=True)
+    for sub in ("schemas", "params"):
+        shutil.copytree(ROOT / "workflow" / sub, root / "workflow" / sub)
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["profile"] = "full"
+    data[section].update(values)
+    (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
+
+
 def one_line_error(r, *needles):
     """A command refused its input the CLI's way: exit 2, stderr one `error:` line (no traceback) naming each needle."""
     assert r.returncode == 2, r.stdout + r.stderr

@@ -5,11 +5,9 @@ folder copied in (source path)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from lis.errors import LisError
 from lis.params import load
@@ -17,7 +15,7 @@ from lis.stages import base as stage
 from lis.stages import registry
 from lis.tasks import load_samples
 from lis.tasks.io import write_tasks
-from tests.conftest import ROOT, lis, one_line_error
+from tests.conftest import lis, one_line_error, params_project
 
 pytestmark = pytest.mark.training
 
@@ -25,20 +23,6 @@ TINY = {"vocab_size": 512, "max_context": 256, "arch": {"hidden_size": 16, "inte
                                                         "num_hidden_layers": 1, "num_attention_heads": 2,
                                                         "num_key_value_heads": 1, "head_dim": 8},
         "stdlib_files": 1, "corpus_episodes": 4, "corpus_context_tasks": 2}
-
-
-def _project(tmp_path: Path, base: dict) -> Path:
-    """A folder with the repository's params (the ``base`` section replaced; profile full, whose overlay
-    leaves it as it is), schema and overlays."""
-    root = tmp_path / "proj"
-    (root / "workflow").mkdir(parents=True)
-    for sub in ("schemas", "params"):
-        shutil.copytree(ROOT / "workflow" / sub, root / "workflow" / sub)
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
-    data["profile"] = "full"
-    data["base"].update(base)
-    (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    return root
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -53,7 +37,7 @@ def test_the_command_builds_the_tiny_base_run_builds(tmp_path):
     """Source tiny: the command's model (weights, tokenizer, config) is byte for byte the one ``run``
     builds from the settings ``resolve`` makes of the same params, and its manifest (printed and
     written) is ``run``'s but for the timings."""
-    root = _project(tmp_path, {"source": "tiny", "seed": 3, "tiny": TINY})
+    root = params_project(tmp_path, "base", {"source": "tiny", "seed": 3, "tiny": TINY})
     context = tmp_path / "context.jsonl"
     write_tasks(context, load_samples("math")[:3])
     r = lis(["lis", "train", "base", "--params", root / "params.yaml", "--context-tasks", context, "--out",
@@ -77,7 +61,7 @@ def test_the_command_copies_a_local_folder_as_run_does(tmp_path):
     model.mkdir()
     (model / "config.json").write_text('{"model_type": "qwen3"}\n')
     (model / "weights.bin").write_bytes(bytes(range(256)))
-    root = _project(tmp_path, {"source": "path", "path": str(model)})
+    root = params_project(tmp_path, "base", {"source": "path", "path": str(model)})
     r = lis(["lis", "train", "base", "--params", root / "params.yaml", "--out", tmp_path / "cmd"])
     settings = stage.resolve(load(params_file=root / "params.yaml"))
     assert (settings.source, settings.path) == ("path", str(model))
@@ -89,7 +73,7 @@ def test_the_command_copies_a_local_folder_as_run_does(tmp_path):
 
 def test_bad_input_is_one_line(tmp_path):
     """Missing context tasks (the command: one error line), and a source path without a path."""
-    root = _project(tmp_path, {"source": "tiny", "tiny": TINY})
+    root = params_project(tmp_path, "base", {"source": "tiny", "tiny": TINY})
     r = lis(["lis", "train", "base", "--params", root / "params.yaml", "--context-tasks", tmp_path / "none.jsonl",
              "--out", tmp_path / "cmd"], check=False)
     one_line_error(r, f"no context tasks at {tmp_path / 'none.jsonl'}", "lis context-tasks")

@@ -4,35 +4,19 @@ Eight scripted episodes in real sandboxes (the params' backend)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from lis.errors import LisError
 from lis.params import load
 from lis.stages import registry
 from lis.stages import teacher as stage
 from lis.tasks import load_samples
-from tests.conftest import ROOT, lis, one_line_error
+from tests.conftest import lis, one_line_error, params_project
 
 pytestmark = [pytest.mark.docker, pytest.mark.training]  # tests/train: the training tier (tests/test_markers.py)
 
-
-
-def _project(tmp_path: Path, teacher: dict) -> Path:
-    """A folder with the repository's params (``teacher`` updated; profile full, whose overlay leaves it as
-    it is), schema and overlays."""
-    root = tmp_path / "proj"
-    (root / "workflow").mkdir(parents=True)
-    for sub in ("schemas", "params"):
-        shutil.copytree(ROOT / "workflow" / sub, root / "workflow" / sub)
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
-    data["profile"] = "full"
-    data["teacher"].update(teacher)
-    (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    return root
 
 
 def _untimed(obj):
@@ -49,7 +33,7 @@ def _episodes(folder: Path) -> list[dict]:
 
 
 def test_the_command_writes_the_episodes_run_writes(tmp_path, image_tag):
-    root = _project(tmp_path, {"benchmark_episodes": 8, "context_episodes": 0, "vanilla_context_episodes": 0,
+    root = params_project(tmp_path, "teacher", {"benchmark_episodes": 8, "context_episodes": 0, "vanilla_context_episodes": 0,
                                "workers": 2, "seed": 5})
     manifest = tmp_path / "image.json"
     manifest.write_text(json.dumps({"image": {"tag": image_tag}}))
@@ -67,7 +51,7 @@ def test_the_command_writes_the_episodes_run_writes(tmp_path, image_tag):
 
 
 def test_a_teacher_model_that_is_no_models_entry_is_one_line(tmp_path):
-    root = _project(tmp_path, {"model": "nobody"})
+    root = params_project(tmp_path, "teacher", {"model": "nobody"})
     with pytest.raises(LisError, match="teacher.model 'nobody' is not a models entry"):
         stage.resolve(load(root))
     r = lis(["lis", "train", "teacher", "--params", root / "params.yaml", "--out", tmp_path / "out"], check=False)
@@ -75,7 +59,7 @@ def test_a_teacher_model_that_is_no_models_entry_is_one_line(tmp_path):
 
 
 def test_context_episodes_without_context_tasks_name_the_stage_to_run(tmp_path, image_tag):
-    root = _project(tmp_path, {"context_episodes": 2})
+    root = params_project(tmp_path, "teacher", {"context_episodes": 2})
     manifest = tmp_path / "image.json"
     manifest.write_text(json.dumps({"image": {"tag": image_tag}}))
     with pytest.raises(LisError, match="no context tasks at") as e:
