@@ -44,7 +44,7 @@ from lis.util.text import safe_result, safe_text, safe_value
 from lis.models.toolcalls import normalize_tool_calls
 from lis.util.urls import EXAMPLE, base_url_problem
 from lis.util import cancel, deadline
-from lis.util.retry import Backoff, TryAgain, with_retries
+from lis.util.retry import Backoff, TryAgain, default_backoff_s, with_retries
 
 log = logging.getLogger("lis.models.openai")
 
@@ -77,13 +77,16 @@ class OpenAIChatModel:
     ``name`` is our name for it (``models.<name>`` in params); ``model`` the served name sent in
     requests (default: ``name``). ``api_key`` wins over the environment variable ``api_key_env``;
     with neither set the key is "EMPTY", which local servers accept. ``base_url`` defaults to
-    ``$OPENAI_BASE_URL``, then the OpenAI API.
+    ``$OPENAI_BASE_URL``, then the OpenAI API. ``backoff_s`` (the first wait before a retry) defaults
+    to ``$LIS_BACKOFF_S``, else 1 s.
     """
 
     def __init__(self, name: str, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  sampling: Sampling | None = None, timeout_s: float = 1200.0, max_retries: int = 5,
-                 backoff_s: float = 1.0, backoff_max_s: float = 60.0, max_reply_bytes: int = MAX_REPLY_BYTES):
+                 backoff_s: float | None = None, backoff_max_s: float = 60.0, max_reply_bytes: int = MAX_REPLY_BYTES):
+        if backoff_s is None:  # $LIS_BACKOFF_S, else 1 s
+            backoff_s = default_backoff_s()
         if max_retries < 0 or timeout_s <= 0 or backoff_s < 0 or max_reply_bytes <= 0:
             raise ModelError(f"model '{name}': max_retries, timeout_s, backoff_s and max_reply_bytes must be "
                              f"positive (got {max_retries}, {timeout_s}, {backoff_s}, {max_reply_bytes})",

@@ -65,7 +65,7 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
                                api_key_env=spec.get("api_key_env", "OPENAI_API_KEY"), sampling=sampling,
                                timeout_s=float(spec.get("timeout_s", 1200)),
                                max_retries=int(spec.get("max_retries", 5)),
-                               backoff_s=float(spec.get("backoff_s", 1.0)),
+                               backoff_s=None if spec.get("backoff_s") is None else float(spec["backoff_s"]),
                                max_reply_bytes=int(spec.get("max_reply_bytes", MAX_REPLY_BYTES)))
     if backend == "scripted":
         return ScriptedModel(list(spec.get("replies") or []), name=name)

@@ -29,7 +29,8 @@ Qwen3-Instruct, and the policy would sample from another distribution than the t
 ``min_p`` is always 0 (our engine has none).
 
 Retries (408/409/429, 5xx, connection errors, timeouts) with backoff (:mod:`lis.util.retry`) as
-:class:`~lis.models.openai_compat.OpenAIChatModel` does; a context-length refusal raises
+:class:`~lis.models.openai_compat.OpenAIChatModel` does (the first wait: ``backoff_s``, else
+``$LIS_BACKOFF_S``, else 1 s); a context-length refusal raises
 ContextLengthError; cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in the caller
 within about 50 ms (the request in flight is abandoned).
 """
@@ -48,7 +49,7 @@ from lis.util.urls import EXAMPLE, base_url_problem
 from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
 from lis.models.sampler import Draw
 from lis.util import cancel
-from lis.util.retry import Backoff, TryAgain, with_retries
+from lis.util.retry import Backoff, TryAgain, default_backoff_s, with_retries
 
 log = logging.getLogger("lis.models.vllm")
 
@@ -67,8 +68,10 @@ class VLLMTokenEngine:
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", *,
                  api_key: str | None = None, stop_ids: set[int] | None = None,
                  logprobs_mode: str = "processed_logprobs", max_model_len: int | None = None,
-                 timeout_s: float = 1200.0, max_retries: int = 5, backoff_s: float = 1.0,
+                 timeout_s: float = 1200.0, max_retries: int = 5, backoff_s: float | None = None,
                  backoff_max_s: float = 60.0, max_connections: int = 256):
+        if backoff_s is None:  # $LIS_BACKOFF_S, else 1 s
+            backoff_s = default_backoff_s()
         if logprobs_mode not in LOGPROBS_MODES:
             raise ModelError(f"vLLM engine for {model}: unknown logprobs_mode {logprobs_mode!r}",
                              f"use the server's --logprobs-mode: {', '.join(LOGPROBS_MODES)}")

@@ -10,6 +10,10 @@ sha; ``huggingface_hub`` keeps a file under ``snapshots/<sha>/``): inside :func:
 the caller gets ``{repo: commit}``, which the task manifest records. Offline, ``datasets`` serves
 the latest cached copy whatever revision was asked for, so a pinned commit that the cache does not
 hold is an error here rather than a silently different task set.
+
+A request that fails for a network reason is retried by the Hugging Face client 5 times, 1, 2, 4, 8
+and 8 s apart; with ``$LIS_BACKOFF_S`` set, its first wait is that many seconds (the later ones
+double it, up to 8 times it): :func:`client_waits`.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from lis.errors import LisError
+from lis.util.retry import backoff_from_env
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _commits: ContextVar[dict[str, str | None] | None] = ContextVar("lis_hub_commits", default=None)
@@ -43,6 +48,31 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - huggingface_hub is a dependency of datasets
         pass
     return tuple(errs)
+
+
+_CLIENT_WAITS: dict[str, tuple[float, float]] = {}  # the client's own (first wait, longest wait) per function
+
+
+def client_waits() -> None:
+    """Set the Hugging Face client's waits between retries (``base_wait_time``, ``max_wait_time`` of
+    ``http_backoff`` and ``http_stream_backoff``, which every request of the client goes through) from
+    ``$LIS_BACKOFF_S``: the first wait that many seconds, the longest 8 times it (the client's own ratio,
+    1 s to 8 s); unset, the client's own. Raises LisError for a bad value."""
+    import inspect
+
+    from huggingface_hub import utils as hf_utils
+
+    base = backoff_from_env()
+    # (http_stream_backoff is a context manager: its function is the one it wraps)
+    for fn in map(inspect.unwrap, (hf_utils.http_backoff, hf_utils.http_stream_backoff)):
+        defaults = fn.__kwdefaults__ or {}
+        if "base_wait_time" not in defaults or "max_wait_time" not in defaults:  # pragma: no cover - another client
+            continue
+        first, longest = _CLIENT_WAITS.setdefault(fn.__qualname__,
+                                                  (defaults["base_wait_time"], defaults["max_wait_time"]))
+        if base is not None:
+            first, longest = base, base * (longest / first if first else 1)
+        defaults["base_wait_time"], defaults["max_wait_time"] = first, longest
 
 
 @contextmanager
@@ -112,6 +142,7 @@ def hub_rows(dataset: str, config: str | None, split: str, revision: str | None,
     """
     revision = check_revision(dataset, revision)
     name = f"{dataset}" + (f" (config {config})" if config else "")
+    client_waits()
     try:
         from datasets import load_dataset
 
@@ -133,6 +164,7 @@ def hub_file(repo: str, filename: str, revision: str | None) -> Path:
     the repo, file or revision does not exist, or when the copy read is not the pinned commit.
     """
     revision = check_revision(repo, revision)
+    client_waits()
     try:
         from huggingface_hub import hf_hub_download
 

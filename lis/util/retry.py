@@ -15,18 +15,52 @@ Every attempt starts with :func:`lis.util.cancel.check` and every wait is a
 raises goes through at once (it is not retried). A *quick* failure (a refused connection, an unknown
 host: nothing listens there) gives up after ``quick_attempts`` of them, with at most ``quick_max_s``
 between tries, so that a wrong URL fails in seconds rather than after the whole backoff.
+
+A client whose settings name no first wait takes :func:`default_backoff_s`: ``$LIS_BACKOFF_S`` when
+set (0: no waits, as the tests run), else 1 s.
 """
 from __future__ import annotations
 
 import logging
+import math
+import os
 import random
 import threading
 import time
 from typing import Callable, TypeVar
 
+from lis.errors import LisError
 from lis.util import cancel
 
 T = TypeVar("T")
+
+BACKOFF_ENV = "LIS_BACKOFF_S"  # the first wait before a retry, for clients whose settings name none
+DEFAULT_BACKOFF_S = 1.0
+MAX_BACKOFF_ENV_S = 3600.0
+
+
+def backoff_from_env() -> float | None:
+    """``$LIS_BACKOFF_S`` in seconds, or None when it is unset or empty. Raises LisError (one line) for
+    a value that is not a number of seconds from 0 to 3600."""
+    raw = os.environ.get(BACKOFF_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= MAX_BACKOFF_ENV_S:  # NaN fails too
+        raise LisError(f"{BACKOFF_ENV}={raw[:40]!r} is not a number of seconds from 0 to {MAX_BACKOFF_ENV_S:g}",
+                       f"set it to the first wait before a retry (e.g. 1), or unset it for the default "
+                       f"({DEFAULT_BACKOFF_S:g} s)")
+    return value
+
+
+def default_backoff_s() -> float:
+    """The first wait before a retry for a client whose settings name none: ``$LIS_BACKOFF_S`` when set,
+    else 1 s (raises LisError for a bad value, see :func:`backoff_from_env`)."""
+    value = backoff_from_env()
+    return DEFAULT_BACKOFF_S if value is None else value
 
 
 class TryAgain(Exception):

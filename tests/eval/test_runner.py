@@ -22,7 +22,8 @@ def add_model(repo, name: str, base_url: str, **params_edits):
     path = repo / "params.yaml"
     data = yaml.safe_load(path.read_text())
     data["models"][name] = {"backend": "openai", "model": name, "base_url": base_url, "api_key_env": "NONE_KEY",
-                            "max_retries": 1, "timeout_s": 30, "sampling": {"temperature": 0.0, "max_tokens": 256}}
+                            "max_retries": 1, "backoff_s": 0.01, "timeout_s": 30,
+                            "sampling": {"temperature": 0.0, "max_tokens": 256}}
     for section, values in params_edits.items():
         data[section].update(values)
     path.write_text(yaml.safe_dump(data, sort_keys=False))

@@ -1,5 +1,5 @@
 """Ctrl-C in the middle of ``inspect eval lis/math``: SIGINT to the process group while every sample's
-sandbox runs a long command; 10 s later the eval has ended and no lis sandbox is left."""
+sandbox runs a long command; within 10 s the eval has ended and no lis sandbox is left."""
 from __future__ import annotations
 
 import os
@@ -15,6 +15,7 @@ from tests.conftest import BIN, ROOT, run
 from tests.inspect_provider.conftest import inspect_containers
 from tests.inspect_tasks.conftest import inspect_env, lis_containers
 from tests.inspect_tasks.replay import ReplayModel, bash
+from tests.wait import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -48,7 +49,21 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         finally:
             signal.signal(signal.SIGINT, prev)
-        ended = None
+        ended, left = None, set()
+
+        def sleeping() -> bool:  # the samples' commands are running: `sleep 90` in two sandboxes
+            from lis.sandbox.engine import connect
+
+            api = connect().api
+            return sum(any("sleep 90" in " ".join(row) for row in api.top(c)["Processes"] or [])
+                       for c in provider_containers() - before) >= 2
+
+        def gone() -> bool:  # the eval has ended and no sandbox is left (looked at for 10 s after SIGINT)
+            nonlocal ended, left
+            ended = proc.poll()
+            left = (provider_containers() - before) | set(lis_containers())
+            return ended is not None and not left
+
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:  # mid-run: the ci profile's 2 sandboxes are busy with `sleep 90`
@@ -59,13 +74,11 @@ def test_sigint_mid_run_leaves_no_sandbox(math_project, tmp_path):
                 time.sleep(0.2)
             else:
                 raise AssertionError("the samples never got busy")
-            time.sleep(2)  # the commands are running in the sandboxes
+            wait_until(sleeping, 30, "`sleep 90` running in the busy sandboxes", interval=0.2)
             running = provider_containers() - before
             assert running, "no sandbox was running at the interrupt"
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to a terminal's foreground group
-            time.sleep(10)
-            left = (provider_containers() - before) | set(lis_containers())
-            ended = proc.poll()
+            wait_until(gone, 10, "the eval gone with its sandboxes", interval=0.2, fail=False)
         finally:
             if proc.poll() is None:  # still running: where is it stuck? (faulthandler prints every thread)
                 os.kill(proc.pid, signal.SIGABRT)

@@ -17,6 +17,9 @@ from tests.wait import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
+NO_WAIT = {"LIS_BACKOFF_S": "0.01"}  # a retry is still made and logged, 0.01 s after the failure, not 1 s
+STALL_LIMIT_S = 2  # an episode's time limit where the server stalls: the test waits this long, not 20 s
+
 # behaviour → (termination, turns) of `lis run` when the behaviour answers the first call and a valid
 # reply (write the answer, submit) every later one
 AFTER_ONE = {
@@ -36,7 +39,7 @@ AFTER_ONE = {
 def _lis_run(url: str, tmp_path, *extra: str, timeout: int = 120):
     t0 = time.monotonic()
     r = run(["lis", "run", "--model", "hostile", "--base-url", url, "--profile", "ci", "--query", "write 42",
-             "--output-dir", str(tmp_path), *extra], check=False, timeout=timeout)
+             "--output-dir", str(tmp_path), *extra], check=False, timeout=timeout, env=NO_WAIT)
     wall = time.monotonic() - t0
     (run_dir,) = list(tmp_path.iterdir())
     return r, wall, json.loads((run_dir / "trajectory.json").read_text()), run_dir
@@ -67,13 +70,14 @@ def test_lis_run_survives_a_bad_first_reply(behaviour, tmp_path, image_tag):
 
 @pytest.mark.parametrize("behaviour", ["trickle", "hang"])
 def test_a_stalling_server_cannot_hold_lis_run_past_its_time(behaviour, tmp_path, image_tag):
-    """One byte every 5 s (a read timeout never fires), or no answer at all: the episode ends at its
-    20 s, as timeout, with its record and answer file kept."""
-    with HostileServer([behaviour], gap_s=5.0) as srv:
-        r, wall, traj, run_dir = _lis_run(srv.base_url, tmp_path, "--timeout-s", "20")
+    """One byte every 0.5 s (a read timeout, the time left, never fires), or no answer at all: the episode
+    ends at its time limit, as timeout, with its record and answer file kept."""
+    with HostileServer([behaviour], gap_s=0.5) as srv:
+        r, wall, traj, run_dir = _lis_run(srv.base_url, tmp_path, "--timeout-s", str(STALL_LIMIT_S))
     assert r.returncode == 0, r.stdout + r.stderr
     assert traj["termination"] == "timeout" and "deadline" in traj["error"], traj
-    assert 19 <= traj["wall_s"] <= 25 and wall <= 30, (traj["wall_s"], wall)
+    assert STALL_LIMIT_S - 1 <= traj["wall_s"] <= STALL_LIMIT_S + 5 and wall <= STALL_LIMIT_S + 10, \
+        (traj["wall_s"], wall)
     assert (run_dir / "answer.txt").exists()
 
 
@@ -99,7 +103,7 @@ def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
     with both recorded; then a third run of the first gets a good answer."""
     run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", "2", "--out", "data/tasks/math.jsonl"],
         cwd=repo_copy)
-    with HostileServer(["invalid_json", "invalid_json", "trickle", "submit"], gap_s=4.0) as srv:
+    with HostileServer(["invalid_json", "invalid_json", "trickle", "submit"], gap_s=0.5) as srv:
         params = yaml.safe_load((repo_copy / "params.yaml").read_text())
         params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
                                        "api_key_env": "NO_KEY", "max_retries": 1, "backoff_s": 0.1}
@@ -107,7 +111,7 @@ def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
         (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         overlay = repo_copy / "workflow/params/ci.yaml"  # the profile's episode time wins over params.yaml's
         ci = yaml.safe_load(overlay.read_text())
-        ci["agent"]["episode_timeout_s"] = 15
+        ci["agent"]["episode_timeout_s"] = 4  # the trickle outlasts it; a good answer fits in it
         overlay.write_text(yaml.safe_dump(ci, sort_keys=False))
         job = ["lis", "eval", "run", "--model", "hostile", "--domain", "math", "--mode", "sandbox", "--profile", "ci",
                "--workers", "1"]
@@ -165,7 +169,7 @@ def test_lis_serve_meets_every_bad_reply(tmp_path, image_tag):
     from tests.serve.server import serving
 
     names = sorted(AFTER_ONE)
-    with HostileServer(_script(names)) as srv, serving(srv.base_url, tmp_path) as served:
+    with HostileServer(_script(names)) as srv, serving(srv.base_url, tmp_path, env=NO_WAIT) as served:
         url = f"{served.base_url}/chat/completions"
         got = {}
         for name in names:
@@ -191,21 +195,23 @@ def _post(url: str, body: dict, timeout: float) -> dict:
 def test_lis_serve_applies_the_requests_timeout_and_frees_a_left_slot(tmp_path, image_tag):
     from tests.serve.server import serving
 
-    with HostileServer(["trickle", "hang", "invalid_json", "submit"], gap_s=3.0) as srv, \
-            serving(srv.base_url, tmp_path) as served:
+    with HostileServer(["trickle", "hang", "invalid_json", "submit"], gap_s=0.5) as srv, \
+            serving(srv.base_url, tmp_path, env=NO_WAIT) as served:
         url = f"{served.base_url}/chat/completions"
         ask = {"model": "lis-agent", "messages": [{"role": "user", "content": "write 42"}]}
         t0 = time.monotonic()
-        out = _post(url, {**ask, "lis": {"timeout_s": 10}}, timeout=60)  # upstream trickles
-        assert time.monotonic() - t0 < 16, time.monotonic() - t0
+        out = _post(url, {**ask, "lis": {"timeout_s": STALL_LIMIT_S}}, timeout=60)  # upstream trickles
+        assert time.monotonic() - t0 < STALL_LIMIT_S + 6, time.monotonic() - t0
         assert out["lis"]["termination"] == "timeout", out["lis"]
         # a client that leaves while the upstream hangs: its slot is free again within seconds
         conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=3)
         try:
             conn.request("POST", "/v1/chat/completions", body=json.dumps({**ask, "lis": {"timeout_s": 300}}),
                          headers={"Content-Type": "application/json"})
+            wait_until(lambda: srv.requests >= 2, 60, "the episode's model call reaching the hanging upstream")
+            conn.sock.settimeout(0.5)
             with pytest.raises(OSError):
-                conn.getresponse()  # the upstream hangs: no answer in 3 s
+                conn.getresponse()  # the upstream hangs: no answer
         finally:
             conn.close()  # the client leaves
         wait_until(lambda: not served.health()["running"], 15, "the abandoned episode ending", interval=0.2, fail=False)

@@ -21,6 +21,14 @@ def test_openai_entry_reaches_a_real_server():
         ("Qwen/Qwen3-4B-Instruct-2507", 0.7, 0.8, 20)
 
 
+def test_an_entry_without_backoff_s_waits_lis_backoff_s(monkeypatch):
+    entry = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    monkeypatch.delenv("LIS_BACKOFF_S", raising=False)
+    assert build_model("m", entry).backoff_s == 1.0
+    monkeypatch.setenv("LIS_BACKOFF_S", "0.01")
+    assert build_model("m", entry).backoff_s == 0.01 and build_model("m", {**entry, "backoff_s": 2}).backoff_s == 2.0
+
+
 def test_local_entry_loads_a_trained_model(tiny_dir, tiny_manifest):
     m = build_model("sft", {"backend": "local", "path": str(tiny_dir), "device": "cpu",
                             "sampling": {"temperature": 0.7, "max_tokens": 32}})

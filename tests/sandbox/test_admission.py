@@ -6,12 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.wait import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -29,7 +29,13 @@ def test_three_processes_share_the_start_limits(docker_client, image_tag):
                                str(MAX_STARTING), str(PER_S)], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
     outs = [p.communicate(timeout=300) for p in procs]
-    time.sleep(2)  # the last events arrive
+
+    def seen(action: str) -> int:
+        return sum(1 for e in list(events) if e.get("Action") == action)
+
+    # the last events arrive (every start is in the workers' output: 72 of each, unless one failed)
+    wait_until(lambda: seen("create") >= 72 and seen("start") >= 72, 10, "the engine's events", interval=0.05,
+               fail=False)
     stream.close()
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
     assert all(o[0].startswith("started 24") for o in outs), outs

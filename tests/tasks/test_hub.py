@@ -122,9 +122,10 @@ def test_rl_row_without_documents_is_an_error():
 
 @pytest.mark.slow
 def test_no_network_for_real_is_a_one_line_error(tmp_path):
-    """No HF_HUB_OFFLINE: the client really tries an endpoint that refuses connections, retries, gives up."""
+    """No HF_HUB_OFFLINE: the client really tries an endpoint that refuses connections, retries (5 times,
+    LIS_BACKOFF_S=0.01: 0.01 s to 0.08 s apart, not 1 s to 8 s), gives up."""
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
-    env.update(HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"))
+    env.update(HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"), LIS_BACKOFF_S="0.01")
     code = ("import sys\nfrom lis.errors import LisError\nfrom lis.tasks import load_hub\n"
             "try:\n    load_hub('biomed', 'main')\nexcept LisError as e:\n"
             "    print('error: ' + e.one_line(), file=sys.stderr); sys.exit(2)\n")
@@ -133,6 +134,27 @@ def test_no_network_for_real_is_a_one_line_error(tmp_path):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("error: cannot load the hub dataset daixuancheng/llm-in-sandbox-bench (config biomed)")
     assert "--source samples" in last and "Traceback" not in r.stderr
+    assert "Retrying in 0.01s [Retry 1/5]" in r.stderr and "Retrying in 0.08s [Retry 5/5]" in r.stderr, r.stderr[-2000:]
+
+
+def test_lis_backoff_s_sets_the_hub_clients_waits(monkeypatch):
+    """The client's own waits (1 s doubling to 8 s) unless LIS_BACKOFF_S names the first one."""
+    import inspect
+
+    from huggingface_hub.utils import http_backoff, http_stream_backoff
+
+    from lis.tasks.hub_access import client_waits
+
+    def waits():
+        return [(f.__kwdefaults__["base_wait_time"], f.__kwdefaults__["max_wait_time"])
+                for f in map(inspect.unwrap, (http_backoff, http_stream_backoff))]
+
+    monkeypatch.setenv("LIS_BACKOFF_S", "0.5")
+    client_waits()
+    assert waits() == [(0.5, 4.0)] * 2
+    monkeypatch.delenv("LIS_BACKOFF_S")
+    client_waits()
+    assert waits() == [(1, 8)] * 2
 
 
 # -- unpinned and pinned revisions, the commit read (a real datasets cache, offline) ----------------------

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from lis.util import cancel
-from lis.util.retry import Backoff, TryAgain, with_retries
+from lis.util.retry import Backoff, TryAgain, default_backoff_s, with_retries
 
 log = logging.getLogger("tests.retry")
 
@@ -97,3 +97,20 @@ def test_a_cancelled_run_makes_no_new_attempt():
     finally:
         cancel.reset()
     assert once.calls == 0
+
+
+
+def test_the_first_wait_of_a_client_without_one_is_lis_backoff_s(monkeypatch):
+    """$LIS_BACKOFF_S: 1 s unset; a bad value is one line naming it."""
+    from lis.errors import LisError
+
+    monkeypatch.delenv("LIS_BACKOFF_S", raising=False)
+    assert default_backoff_s() == 1.0
+    monkeypatch.setenv("LIS_BACKOFF_S", "0.01")
+    assert default_backoff_s() == 0.01
+    monkeypatch.setenv("LIS_BACKOFF_S", "0")
+    assert default_backoff_s() == 0.0
+    for bad in ("soon", "-1", "nan", "1e9"):
+        monkeypatch.setenv("LIS_BACKOFF_S", bad)
+        with pytest.raises(LisError, match=r"^LIS_BACKOFF_S=.* is not a number of seconds from 0 to 3600$"):
+            default_backoff_s()
