@@ -20,6 +20,7 @@ DESIGN_TABLES = "data/reference/design_tables.yaml"
 STORAGE_QUOTED = "data/reference/storage_quoted.yaml"
 SAMPLES_DIR = "data/samples"
 MODEL_CONFIGS_DIR = "data/model_configs"
+BENCH_RESULTS_DIR = "benchmarks"  # results files of `lis bench all` / `lis bench time`, committed
 
 # -- stage outputs ----------------------------------------------------------------------------------
 IMAGE_MANIFEST = "data/image/manifest.json"

@@ -23,7 +23,9 @@ needed; the offline tiny tokenizer), bf16 mixed precision with gradient checkpoi
 the measured peak GPU memory against ``lis train plan``'s estimate of the same run, and the tokens per
 second of generation and of training.
 
-Every number lands in one JSON file. Nothing here is timed for a verdict: it reports.
+The sizes above are the defaults; the options shrink them (the test suite runs each check at the
+smallest shape that still exercises it: tests/train/test_gpu_check.py). Every number lands in one JSON
+file. Nothing here is timed for a verdict: it reports (`lis bench all` records it: its gpu-check).
 """
 from __future__ import annotations
 
@@ -81,7 +83,7 @@ def engine_parity(base: Path, device: str, n_prompts: int = 8, max_new: int = 48
     return out
 
 
-def grpo_steps(base: Path, work: Path, steps: int = 3) -> dict:
+def grpo_steps(base: Path, work: Path, steps: int = 3, prompts: int = 4, samples: int = 8) -> dict:
     from lis.agent import AgentConfig
     from lis.tasks.schema import Task
     from lis.train.grpo.settings import GRPOSettings
@@ -90,7 +92,7 @@ def grpo_steps(base: Path, work: Path, steps: int = 3) -> dict:
     tasks = [Task(id=f"t{i}", domain="instruct_pretrain", problem_statement=f"What is the population of Town{i}?",
                   ground_truth=str(1000 + i), input_files={f"town{i}.txt": f"Town: Town{i}\nPopulation: {1000 + i}\n"},
                   qa_type="free-form") for i in range(8)]
-    s = GRPOSettings(prompts_per_step=4, samples_per_prompt=8, steps=steps, lr=1e-4, max_tokens_per_turn=32,
+    s = GRPOSettings(prompts_per_step=prompts, samples_per_prompt=samples, steps=steps, lr=1e-4, max_tokens_per_turn=32,
                      max_turns=1, max_prompt_tokens=4096, max_episode_tokens=64, save_every=100)
     t0 = time.perf_counter()
     summary = train_grpo(base, tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None, mode="vanilla",
@@ -208,7 +210,11 @@ def main() -> int:
     ap.add_argument("--device", default="cuda", help="cuda (default) | cpu (the self-test)")
     ap.add_argument("--out", type=Path, default=Path("gpu-check.json"))
     ap.add_argument("--grpo-steps", type=int, default=3)
+    ap.add_argument("--grpo-group", default="4x8", help="GRPO's prompts x samples per step (default 4x8)")
     ap.add_argument("--sft-steps", type=int, default=60)
+    ap.add_argument("--engine-prompts", type=int, default=8, help="prompts of the engine parity check")
+    ap.add_argument("--engine-tokens", type=int, default=48, help="tokens generated per prompt there")
+    ap.add_argument("--corpus-episodes", type=int, default=100, help="the tiny base's tokenizer corpus (episodes)")
     ap.add_argument("--paper", action="store_true", help="the paper-shape check (random Qwen3-4B) instead")
     ap.add_argument("--prompt-tokens", type=int, default=4096)
     ap.add_argument("--completion-tokens", type=int, default=512)
@@ -243,10 +249,12 @@ def main() -> int:
         from lis.offline.base import build_base
 
         t0 = time.perf_counter()
-        build_base(work / "base", seed=0, corpus_episodes=100, stdlib_files=20)
+        build_base(work / "base", seed=0, corpus_episodes=args.corpus_episodes, stdlib_files=20)
         result["build_base_s"] = round(time.perf_counter() - t0, 2)
-        for name, fn in (("engine", lambda: engine_parity(work / "base", args.device)),
-                         ("grpo", lambda: grpo_steps(work / "base", work, args.grpo_steps)),
+        prompts, samples = (int(x) for x in args.grpo_group.split("x"))
+        for name, fn in (("engine", lambda: engine_parity(work / "base", args.device, args.engine_prompts,
+                                                          args.engine_tokens)),
+                         ("grpo", lambda: grpo_steps(work / "base", work, args.grpo_steps, prompts, samples)),
                          ("sft", lambda: sft_steps(work / "base", work, "gpu" if args.device == "cuda" else "cpu",
                                                    args.sft_steps))):
             t0 = time.perf_counter()

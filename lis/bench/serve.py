@@ -196,6 +196,7 @@ def bench_serve(workdir: Path, *, requests: int = 64, concurrent: int = 64, max_
     replaces the replay upstream; ``sandbox_config`` (the server's sandbox settings) is for the baseline."""
     workdir.mkdir(parents=True, exist_ok=True)
     res: dict[str, Any] = {"requests": requests, "concurrent": concurrent, "server_max_concurrent": max_concurrent,
+                           "sequential": sequential,
                            "upstream": upstream_model or "replay (lis.models.ChatServer, one turn per episode)",
                            "cpus": os.cpu_count(), "load_avg_1m_before": round(os.getloadavg()[0], 1)}
     key = "bench-" + uuid.uuid4().hex[:8]

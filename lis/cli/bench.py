@@ -1,20 +1,34 @@
-"""``lis bench``: performance measured against a baseline in the same run."""
+"""``lis bench``: performance measured against a baseline in the same run.
+
+    lis bench all [--only NAME,...]             every benchmark below into ONE results file, benchmarks/<date>-<commit>.json
+    lis bench time --name "make test" -- make test   a whole command's wall time into a results file
+    lis bench render [--check]                  the docs' tables from the newest results files
+    lis bench sandbox|serve|generate|rollout|determinism|inspect|inspect-tasks   one benchmark, JSON on stdout
+"""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 from lis import layout
+from lis.bench import render as bench_render
+from lis.bench import results
 from lis.bench.inspect_sandbox import bench_inspect
 from lis.bench.sandbox import bench_sandbox
 from lis.bench.serve import bench_serve
-from lis.cli.options import ParamsFile, Profile, load_params
+from lis.bench.standard import BENCHMARKS as STANDARD
+from lis.bench.standard import tiny_base
+from lis.bench.suite import Benchmark, Context, check, run_suite, select
+from lis.bench.timed import time_command
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
 from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
+from lis.params import find_root, load
 from lis.prompts import MODES
 from lis.runtime import agent_config, sandbox_config
 from lis.sandbox import registry
@@ -23,9 +37,10 @@ from lis.train.grpo.settings import GRPOSettings
 from lis.train.rollout.bench import bench_group
 from lis.train.rollout.bench_modes import bench_modes
 from lis.train.rollout.group import RolloutSettings
-from lis.util.log import console
+from lis.util.log import console, setup_logging
 
-app = typer.Typer(help="Benchmarks that print one JSON object, measured against a baseline in the same run.",
+app = typer.Typer(help="Benchmarks measured against a baseline in the same run: one JSON object each, or (all, time) "
+                       "a results file under benchmarks/ that `lis bench render` turns into the docs' tables.",
                   no_args_is_help=True)
 
 
@@ -144,19 +159,28 @@ def rollout(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     task = _context_tasks(tasks)[0]
-    g = GRPOSettings.from_params(p.section("grpo"))
-    sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
-                             backend=g.sandbox_backend)  # the backend GRPO's episodes run on
+    with console.status(f"benchmarking a group of {samples} episodes"):
+        res = rollout_group(p, model_dir, task, samples)
+    _emit(res, out)
+
+
+def rollout_group(p, model_dir: Path, task, samples: int, overrides: dict | None = None) -> dict:
+    """`lis bench rollout`'s measurement: the grpo section's episodes of ``task`` (``overrides``: keys of
+    the grpo section changed), ``samples`` of them."""
     import dataclasses
 
+    g = GRPOSettings.from_params(p.section("grpo"), overrides or {})
+    sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
+                             backend=g.sandbox_backend)  # the backend GRPO's episodes run on
     cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns)
     settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
                                sampling=Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k,
                                                  max_tokens=g.max_tokens_per_turn))
     policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=0)
-    with console.status(f"benchmarking a group of {samples} episodes"):
-        res = bench_group(policy, task, cfg, sandbox, settings, samples=samples)
-    _emit(res, out)
+    try:
+        return bench_group(policy, task, cfg, sandbox, settings, samples=samples)
+    finally:
+        policy.close()
 
 
 @app.command("determinism")
@@ -169,13 +193,21 @@ def determinism(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="
     """The deterministic rollout mode against the default: GRPO's rollouts (the grpo section's shape,
     real sandboxes, nothing trained), each step in both modes in alternating order; rollout seconds
     per step, their ratio with a 95% interval, and whether a step run again repeats its episodes."""
-    import dataclasses
-
 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     found = _context_tasks(tasks)
-    g = GRPOSettings.from_params(p.section("grpo"))
+    with console.status("benchmarking the rollout modes") as status:
+        res = rollout_modes(p, model_dir, found, steps, lambda s: status.update(f"benchmarking the rollout modes: {s}"))
+    _emit(res, out)
+
+
+def rollout_modes(p, model_dir: Path, found: list, steps: int, progress, overrides: dict | None = None) -> dict:
+    """`lis bench determinism`'s measurement: GRPO's rollouts of ``found`` in both modes, ``steps`` steps
+    (``overrides``: keys of the grpo section changed)."""
+    import dataclasses
+
+    g = GRPOSettings.from_params(p.section("grpo"), overrides or {})
     if g.threads:
         import torch
 
@@ -188,10 +220,10 @@ def determinism(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="
                                overlong_reward=g.overlong_reward, retries=g.retries, sampling=g.rl_sampling(seed=g.seed))
     policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=g.seed, sampling=g.rl_sampling(),
                                max_batch=int(g.engine["max_batch"]), max_batch_tokens=int(g.engine["max_batch_tokens"]))
-    with console.status("benchmarking the rollout modes") as status:
-        res = bench_modes(policy, found, cfg, sandbox, settings, g, steps=steps,
-                          progress=lambda s: status.update(f"benchmarking the rollout modes: {s}"))
-    _emit(res, out)
+    try:
+        return bench_modes(policy, found, cfg, sandbox, settings, g, steps=steps, progress=progress)
+    finally:
+        policy.close()
 
 
 def _context_tasks(path: Path) -> list:
@@ -291,3 +323,152 @@ def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
     typer.echo(text)
+
+
+# -- lis bench all / time / render -------------------------------------------------------------------
+
+def _plan(ctx: Context) -> dict:
+    from lis.train.plan.measure import calibrate as plan_calibrate  # lazy: loads TRL; `lis bench render` does not
+
+    def said(row: dict) -> None:
+        ctx.progress(f"{row['model']} {row['stage']}{' checkpointing' if row['checkpointing'] else ''}"
+                     f"{' padded' if row.get('padded') else ''}: ratio {row['ratio']:.2f}")
+    return plan_calibrate(ctx.scratch / "plan", progress=said)
+
+
+def _rehearsal(ctx: Context) -> dict:
+    from lis.train.rehearsal.checks import calibrate as rehearsal_calibrate  # lazy: loads torch, as above
+
+    ctx.progress("2 SFT steps (LoRA off, on), 2 GRPO steps of 8 x 8 episodes in each of two configurations")
+    return rehearsal_calibrate(load(ctx.root, profile="full"), ctx.scratch / "rehearsal")
+
+
+SHORT_EPISODES = {"max_turns": 3, "max_tokens_per_turn": 64}  # a random model fills every turn's budget
+
+
+def _rollout(ctx: Context) -> dict:
+    from lis.train.rehearsal.run import rehearsal_tasks  # lazy: loads torch, as above
+
+    task = rehearsal_tasks(1)[0]
+    res = rollout_group(ctx.params(), tiny_base(ctx), task, 8, SHORT_EPISODES)
+    res["model"] = "the tiny base, random weights"
+    res["grpo_overrides"] = SHORT_EPISODES
+    checks: list = []
+    check(checks, "the group at once faster than its episodes one after the other (the baseline)",
+          (res["speedup_vs_sequential"] or 0) > 1, res["speedup_vs_sequential"])
+    return {"numbers": res, "checks": checks}
+
+
+def _determinism(ctx: Context) -> dict:
+    from lis.train.rehearsal.run import rehearsal_tasks  # lazy: loads torch, as above
+
+    res = rollout_modes(ctx.params(), tiny_base(ctx), rehearsal_tasks(16), 2, ctx.progress, SHORT_EPISODES)
+    res["model"] = "the tiny base, random weights"
+    res["grpo_overrides"] = SHORT_EPISODES
+    checks: list = []
+    check(checks, "the deterministic mode repeats step 1's episodes token for token",
+          res["repeat_of_step_1"]["deterministic"]["identical"], res["repeat_of_step_1"]["deterministic"])
+    return {"numbers": res, "checks": checks}
+
+
+_BY_NAME = {b.name: b for b in STANDARD}
+SUITE: list[Benchmark] = [
+    _BY_NAME["startup"], _BY_NAME["sandbox-docker"], _BY_NAME["sandbox-bwrap"], _BY_NAME["serve"],
+    _BY_NAME["generate"],
+    Benchmark("rollout", "a GRPO group's 8 episodes one after the other against all at once (real sandboxes, "
+              "turns batched; then with the prefix cache)", _rollout, 1.0),
+    Benchmark("determinism", "GRPO's rollouts in the deterministic mode against the default, 2 steps of the "
+              "grpo section's shape", _determinism, 1.0, default=False),
+    _BY_NAME["gpu-check"],
+    Benchmark("plan", "lis train plan's peak estimate against measured peaks of real GRPO and SFT steps (two "
+              "models, six cases each): within ±25 %", _plan, 5.0),
+    Benchmark("rehearsal", "lis train rehearse --profile full: the paper's training settings on a random Qwen3, "
+              "every check", _rehearsal, 3.5),
+]
+
+
+@app.command("all")
+def all_(only: Optional[str] = typer.Option(None, "--only", help="Comma-separated benchmarks (default: all but "
+                                            "determinism): " + ", ".join(b.name for b in SUITE) + "."),
+         out_dir: Path = typer.Option(Path(layout.BENCH_RESULTS_DIR), "--out-dir", file_okay=False,
+                                      help="Folder of the results files (default: benchmarks/ of the repository)."),
+         profile: Optional[str] = Profile, log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+    """Run the benchmarks (the plan's measured peaks, the full rehearsal, the GPU checks' code, sandboxes,
+    lis serve, generation, rollouts, start-up) one after the other into ONE results file,
+    benchmarks/<UTC date>-<commit>.json: the machine, the commit, and each benchmark's numbers, checks
+    and wall time. A benchmark that fails is recorded there and the others still run; the exit status
+    is 1 when one failed or a check did not hold. 25 to 35 minutes on 2 cores, by their load."""
+
+    chosen = select(SUITE, only)
+    root = find_root()
+    setup_logging(log_file, verbose)
+    if not verbose:  # the terminal shows the progress lines; the benchmarks' own logs go to --log FILE
+        for h in logging.getLogger().handlers:
+            if not isinstance(h, logging.FileHandler):
+                h.setLevel(logging.WARNING)
+    registry.install_signal_handlers()
+    out = out_dir if out_dir.is_absolute() else root / out_dir
+    minutes = sum(b.minutes for b in chosen)
+    console.print(f"lis bench all: {len(chosen)} benchmarks, about {minutes:.0f} min on 2 cores")
+    with console.status("benchmarking") as status:
+        def said(text: str) -> None:
+            status.update(text)
+            if not console.is_terminal or text.endswith(" s") or " in " in text.rsplit(":", 1)[-1]:
+                console.print(text, highlight=False)
+
+        record, path = run_suite(chosen, root, out, profile=profile, only=only, progress=said)
+    failed = [n for n, e in record["benchmarks"].items() if not e["ok"]]
+    typer.echo(json.dumps({"file": str(path), "ok": record["ok"], "wall_s": record["wall_s"],
+                           "benchmarks": {n: {"ok": e["ok"], "wall_s": e["wall_s"]}
+                                          for n, e in record["benchmarks"].items()}}, indent=1))
+    if failed:
+        console.print(f"failed: {', '.join(failed)} (their checks and errors: {path})")
+        raise typer.Exit(1)
+
+
+@app.command("time")
+def time_(command: List[str] = typer.Argument(..., help="The command and its arguments (after --)."),
+          name: Optional[str] = typer.Option(None, "--name", help="What the docs call it (default: the command "
+                                             "line), e.g. \"make test\"."),
+          out_dir: Path = typer.Option(Path(layout.BENCH_RESULTS_DIR), "--out-dir", file_okay=False,
+                                       help="Folder of the results files (default: benchmarks/ of the repository).")) -> None:
+    """Run a command and record its wall time, exit status and CPU time, with the machine and the
+    commit, in a results file (benchmarks/<UTC date>-<commit>-<name>.json); exits with the command's
+    status. Example: lis bench time --name "make test" -- make test"""
+
+    root = find_root()
+    out = out_dir if out_dir.is_absolute() else root / out_dir
+    record, path = time_command(name or " ".join(command), list(command), root, out)
+    console.print(f"{record['name']}: {record['wall_s']:.1f} s wall, exit {record['rc']} -> {path}", highlight=False)
+    if record["rc"]:
+        raise typer.Exit(record["rc"] if 0 < record["rc"] < 256 else 1)
+
+
+@app.command("render")
+def render(check_only: bool = typer.Option(False, "--check", help="Change nothing; exit 1 when a table differs "
+                                           "from what the results files say."),
+           results_dir: Path = typer.Option(Path(layout.BENCH_RESULTS_DIR), "--results", file_okay=False,
+                                            help="Folder of the results files (default: benchmarks/)."),
+           docs_dir: Path = typer.Option(Path("docs"), "--docs", file_okay=False,
+                                         help="Folder of the pages whose <!-- bench:NAME --> tables are rendered.")) -> None:
+    """Rewrite the docs' tables of measured numbers (between <!-- bench:NAME --> and <!-- /bench -->:
+    docs/timings.md, docs/performance.md, docs/training.md) from the newest results files in
+    benchmarks/. --check: say which tables differ, and exit 1."""
+
+    root = find_root()
+    found = results.read_all(results_dir if results_dir.is_absolute() else root / results_dir)
+    rendered = bench_render.render_docs(docs_dir if docs_dir.is_absolute() else root / docs_dir, found)
+    differ = bench_render.stale(rendered)
+    if check_only:
+        if differ:
+            console.print(f"error: {len(differ)} table(s) differ from the results files: {', '.join(differ)} "
+                          "(run lis bench render)", highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
+        typer.echo(f"{sum(len(bench_render.BLOCK.findall(o)) for o, _ in rendered.values())} tables as the "
+                   f"results files say ({len(found)} files)")
+        return
+    for page, (old, new) in rendered.items():
+        if new != old:
+            page.write_text(new, encoding="utf-8")
+    typer.echo(f"rendered {len(differ)} table(s) anew" + (f": {', '.join(differ)}" if differ else "") +
+               f" from {len(found)} results files")

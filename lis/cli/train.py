@@ -144,20 +144,25 @@ def rehearse(out: Path = typer.Option(Path(layout.REHEARSAL_DIR), "--out", help=
              backend: str = typer.Option("auto", "--backend", help="Sandbox backend: docker | bwrap | auto."),
              steps: int = typer.Option(2, "--steps", min=1, max=20, help="GRPO steps per configuration."),
              threads: int = typer.Option(2, "--threads", min=1, max=256, help="CPU threads."),
+             only: Optional[str] = typer.Option(None, "--only", help="Comma-separated parts to run (default: all): "
+                                                "sft:lora0, sft:lora8, grpo:local-full, grpo:server-lora."),
              profile: Optional[str] = typer.Option("full", "--profile", help="The params profile rehearsed."),
              params_file: Optional[Path] = ParamsFile,
              log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Rehearse the profile's training (default: full, the paper's settings) on a random-init Qwen3 built
     here: SFT and GRPO steps at its configured batch, budgets, loss and engine, in real sandboxes, in
     process and through a served model, LoRA off and on; checks every step (docs/training.md, "Paper
-    scale, rehearsed"). Exit 1 when a check fails."""
+    scale, rehearsed"). --only runs some parts (the test suite: grpo:local-full, 1 step). Exit 1 when
+    a check fails."""
     from lis.train.rehearsal import rehearse as run_rehearsal  # lazy: loads torch; `lis train plan` does not
+    from lis.train.rehearsal.run import parts  # lazy: as above
 
+    chosen = parts(only)
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
-    report = run_rehearsal(p, out, backend=backend, steps=steps, threads=threads)
-    typer.echo(json.dumps({k: report[k] for k in ("ok", "profile", "model", "sandbox_backend", "wall_s",
+    report = run_rehearsal(p, out, backend=backend, steps=steps, threads=threads, only=chosen)
+    typer.echo(json.dumps({k: report[k] for k in ("ok", "profile", "parts", "model", "sandbox_backend", "wall_s",
                                                   "peak_rss_mb", "checks")}, indent=1))
     if not report["ok"]:
         raise typer.Exit(1)

@@ -2,6 +2,7 @@
 
     lis train plan --measure data/models/base                 # every case below, a table
     rows = measure_model("data/models/base")                  # the same, as dicts
+    calibrate(work)                                           # both models, with checks (`lis bench all`'s plan)
     python -m lis.train.plan.measure --child '<json spec>'    # one case (what measure_case starts)
 
 Cases (fp32 on the CPU, two optimizer steps each; the second is the first whose forward and backward
@@ -43,6 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lis import layout
 from lis.errors import LisError
 from lis.train.grpo.trainer import rollout_output, sandbox_reward
 from lis.train.plan.memory import GB, Workload, estimate
@@ -135,6 +137,53 @@ def measure_model(model_dir: Path, *, tokens: int | None = None, stages: tuple[s
         if progress:
             progress(row)
     return out
+
+
+CALIBRATION_MODELS = ("tiny", "qwen3-validate-32m")   # the offline tiny base; a random Qwen3 of 32.5 M parameters
+TOLERANCE = 0.25                                        # the estimate within ±25 % of the measured peak
+
+
+def _check(checks: list[dict[str, Any]], name: str, ok: bool, value: Any) -> None:
+    checks.append({"check": name, "ok": bool(ok), "value": value})
+
+
+def model_checks(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What one model's measured cases must show: all six measured, every estimate within
+    :data:`TOLERANCE` of its peak, checkpointing lowering the GRPO peak, a padded micro-batch raising it."""
+    checks: list[dict[str, Any]] = []
+    key = lambda r: (r["stage"], r["checkpointing"], r.get("padded", False))  # noqa: E731
+    want = {key(c) for c in default_cases(1024)}
+    _check(checks, f"{name}: the six cases measured (GRPO and SFT, checkpointing on and off, GRPO padded)",
+           {key(r) for r in rows} == want and len(rows) == len(want), sorted(map(list, map(key, rows))))
+    _check(checks, f"{name}: every estimate within ±{TOLERANCE:.0%} of the measured peak",
+           all(1 - TOLERANCE <= r["ratio"] <= 1 + TOLERANCE for r in rows), [r["ratio"] for r in rows])
+    by = {key(r): r["measured_gb"] for r in rows}
+    if {("grpo", False, False), ("grpo", True, False), ("grpo", False, True)} <= set(by):
+        _check(checks, f"{name}: checkpointing lowers the measured GRPO peak",
+               by[("grpo", True, False)] < by[("grpo", False, False)],
+               [by[("grpo", True, False)], by[("grpo", False, False)]])
+        _check(checks, f"{name}: a padded micro-batch raises it (its masks)",
+               by[("grpo", False, True)] > by[("grpo", False, False)],
+               [by[("grpo", False, True)], by[("grpo", False, False)]])
+    return checks
+
+
+def calibrate(work: Path, *, threads: int = 2, progress=None) -> dict[str, Any]:
+    """The plan against measured peaks on :data:`CALIBRATION_MODELS`, built into ``work``: every case of
+    each, and :func:`model_checks` (``{"numbers": {"rows", "table"}, "checks"}``: `lis bench all`'s plan)."""
+    from lis.offline.base import build_base  # lazy: the models are built only when calibrating
+    from lis.offline.random_model import build_random  # lazy: as above
+
+    root = Path(__file__).resolve().parents[3]
+    tiny, big = work / CALIBRATION_MODELS[0], work / CALIBRATION_MODELS[1]
+    build_base(tiny, seed=0, corpus_episodes=50)
+    build_random(big, root / layout.MODEL_CONFIGS_DIR / "qwen3-validate-32m.json", tokenizer_dir=tiny, seed=0)
+    rows, checks = [], []
+    for name, folder in ((CALIBRATION_MODELS[0], tiny), (CALIBRATION_MODELS[1], big)):
+        got = measure_model(folder, threads=threads, progress=progress)
+        rows += got
+        checks += model_checks(name, got)
+    return {"numbers": {"rows": rows, "table": render(rows)}, "checks": checks}
 
 
 def render(rows: list[dict[str, Any]]) -> str:

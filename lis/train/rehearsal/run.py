@@ -1,6 +1,6 @@
 """Rehearse the ``full`` profile's training on a random-init Qwen3, before anyone rents a GPU.
 
-    report = rehearse(load(root, profile="full"), out_dir)      # lis train rehearse (make test runs it)
+    report = rehearse(load(root, profile="full"), out_dir)      # lis train rehearse (lis bench all runs it)
     report["ok"], report["checks"]
 
 What runs is the real code at the ``full`` profile's configured settings: a GRPO step of 8 prompts
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from lis import layout
+from lis.errors import LisError
 from lis.models.local_hf import LocalHFModel
 from lis.models.server import ChatServer
 from lis.prompts import render_prompts
@@ -105,10 +106,26 @@ def _call(cid: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
+PARTS = ("sft:lora0", "sft:lora8", *(f"grpo:{c['name']}" for c in CONFIGS))  # what --only picks from
+
+
+def parts(only: str | None) -> tuple[str, ...]:
+    """The parts ``--only PART,...`` names, in the rehearsal's order (all of them for None); LisError
+    naming an unknown one."""
+    if only is None:
+        return PARTS
+    names = [n.strip() for n in only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PARTS]
+    if unknown or not names:
+        raise LisError(f"--only {only!r}: unknown part(s) {', '.join(unknown) or '(none named)'}",
+                       f"name some of: {', '.join(PARTS)}")
+    return tuple(p for p in PARTS if p in names)
+
+
 def rehearse(params, out: Path, *, backend: str = "auto", steps: int = 2, threads: int = 2,
-             image_manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+             image_manifest: dict[str, Any] | None = None, only: tuple[str, ...] = PARTS) -> dict[str, Any]:
     """Run the rehearsal (module doc) of ``params`` (a loaded profile) into ``out`` (replaced); return
-    the report."""
+    the report. ``only``: the parts run (:data:`PARTS`; the report names them in ``parts``)."""
     import torch
 
     t0 = time.monotonic()
@@ -125,12 +142,16 @@ def rehearse(params, out: Path, *, backend: str = "auto", steps: int = 2, thread
     agent_cfg = agent_config(params, sandbox=sandbox)
     tasks = rehearsal_tasks()
     report: dict[str, Any] = {"profile": profile, "model": {"config": MODEL_CONFIG, "params": built["params"]},
-                              "sandbox_backend": sandbox.backend, "sft": {}, "grpo": {}, "checks": []}
+                              "sandbox_backend": sandbox.backend, "parts": list(only), "steps": steps,
+                              "sft": {}, "grpo": {}, "checks": []}
     for rank in (0, LORA["rank"]):
-        report["sft"][f"lora{rank}"] = _sft(params, model_dir, tasks, out / f"sft-lora{rank}", rank, threads, report)
+        if f"sft:lora{rank}" in only:
+            report["sft"][f"lora{rank}"] = _sft(params, model_dir, tasks, out / f"sft-lora{rank}", rank, threads,
+                                                report)
     for cfg in CONFIGS:
-        report["grpo"][cfg["name"]] = _grpo(params, model_dir, tasks, out / f"grpo-{cfg['name']}", cfg, sandbox,
-                                            agent_cfg, steps, threads, report)
+        if f"grpo:{cfg['name']}" in only:
+            report["grpo"][cfg["name"]] = _grpo(params, model_dir, tasks, out / f"grpo-{cfg['name']}", cfg, sandbox,
+                                                agent_cfg, steps, threads, report)
     report["wall_s"] = round(time.monotonic() - t0, 1)
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     report["ok"] = all(c["ok"] for c in report["checks"])
@@ -143,12 +164,28 @@ def _check(report: dict[str, Any], name: str, ok: bool, value: Any) -> None:
     (log.info if ok else log.error)("rehearsal: %s: %s (%s)", name, "ok" if ok else "FAILED", value)
 
 
+def sft_settings(params, rank: int, threads: int) -> SFTSettings:
+    """The SFT part's settings: the profile's, 2 steps, LoRA of ``rank`` (0: off)."""
+    sec = params.section("sft")
+    return SFTSettings(**{**sec, "steps": 2, "held_out": 0.0, "threads": threads,
+                          "checkpoint_every": 1, "lr": 1e-3, "lora": {**sec["lora"], **LORA, "rank": rank}})
+
+
+def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_url: str | None = None) -> GRPOSettings:
+    """A GRPO configuration's settings (``cfg``: one of :data:`CONFIGS`): the profile's, ``steps`` steps,
+    4 turns an episode, its LoRA and importance sampling; in server mode the policy at ``server_url``."""
+    g = params.section("grpo")
+    vllm = {**g["vllm"], "mode": "server", "base_url": server_url, "sync": "files", "command": None} \
+        if cfg["server"] else g["vllm"]
+    return GRPOSettings.from_params(g, {"steps": steps, "save_every": 1, "max_turns": 4, "threads": threads,
+                                        "lora": {**g["lora"], **cfg["lora"]}, "vllm": vllm,
+                                        "importance_sampling": {**g["importance_sampling"], "mode": cfg["is_mode"]}})
+
+
 def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: int, report) -> dict[str, Any]:
     import math
 
-    sec = params.section("sft")
-    s = SFTSettings(**{**sec, "steps": 2, "held_out": 0.0, "threads": threads,
-                       "checkpoint_every": 1, "lr": 1e-3, "lora": {**sec["lora"], **LORA, "rank": rank}})
+    s = sft_settings(params, rank, threads)
     m = train_sft(model_dir, sft_records(tasks), out, s, ckpt_dir=out.parent / f".ckpt-{out.name}")
     losses = m["loss"]
     LocalHFModel.load(out, device="cpu")
@@ -171,11 +208,7 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
                                        max_batch_tokens=int(g["engine"]["max_batch_tokens"]))
             srv = stack.enter_context(ChatServer(served))
             stack.callback(served.close)
-        vllm = {**g["vllm"], "mode": "server", "base_url": srv.base_url[:-3], "sync": "files", "command": None} \
-            if srv else g["vllm"]
-        s = GRPOSettings.from_params(g, {"steps": steps, "save_every": 1, "max_turns": 4, "threads": threads,
-                                         "lora": {**g["lora"], **cfg["lora"]}, "vllm": vllm,
-                                         "importance_sampling": {**g["importance_sampling"], "mode": cfg["is_mode"]}})
+        s = grpo_settings(params, cfg, steps, threads, srv.base_url[:-3] if srv else None)
         pool = stack.enter_context(SandboxPool(sandbox, max_concurrent=s.group_batch, warm=s.group_batch))
         t0 = time.monotonic()
         summary = train_grpo(model_dir, tasks, out, s, agent_cfg=agent_cfg, pool=pool, mode="sandbox",
