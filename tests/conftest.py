@@ -91,13 +91,69 @@ DOCKER_FIXTURES = {"docker_client", "image_tag"}
 TRAINING_FIXTURES = {"tiny_base_dir", "tiny_dir"}  # build and train a tiny model (the agent: ~11 min once)
 
 
+def pytest_itemcollected(item):
+    # per item as it is collected: before any collection_modifyitems hook, pytest-xdist's reading of the
+    # xdist_group marks among them
+    names = set(getattr(item, "fixturenames", ()))
+    if names & DOCKER_FIXTURES:
+        item.add_marker("docker")
+    if names & TRAINING_FIXTURES:
+        item.add_marker("training")
+    item.add_marker(pytest.mark.xdist_group(worker_group(item)))
+
+
+# -- two workers: `make test` runs `pytest -n 2 --dist loadgroup` ----------------------------------------------
+# A group is one unit of work for one worker, its tests in order. Every test that trains or runs the pipeline
+# (marker training) is in one group, HEAVY, so that two of them never share the 2 cores, and the session
+# fixtures they share (the tiny agent, the pipeline run) are made once, by that worker. The Inspect tests are
+# one group: their leak checks count every sandbox of Inspect's runs on the machine. Every other test is
+# grouped with its module: a module's fixtures and run ids stay in one process, as they were written for.
+# pytest 9 and pytest-xdist 3.8 need tests/xdist_groups.py for --dist loadgroup to group at all.
+HEAVY = "heavy"
+INSPECT = "inspect"
+
+
+def pytest_configure(config):
+    # the mark this file adds, registered also where pytest-xdist is not loaded (`-p no:xdist`)
+    config.addinivalue_line("markers", "xdist_group(name): tests/conftest.py's worker group of a test")
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests.xdist_groups import controller_setup
+
+        controller_setup()
+
+
+def pytest_unconfigure(config):
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests.xdist_groups import controller_teardown
+
+        controller_teardown()
+
+
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if names & DOCKER_FIXTURES:
-            item.add_marker("docker")
-        if names & TRAINING_FIXTURES:
-            item.add_marker("training")
+    if hasattr(config, "workerinput"):
+        from tests.xdist_groups import record
+
+        record(config.workerinput["workerid"], items)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.xdist_groups import GroupScheduling
+
+    sched = GroupScheduling(config, log)
+    sched.first = HEAVY  # the longest unit starts at once
+    return sched
+
+
+def worker_group(item) -> str:
+    if item.get_closest_marker("training") is not None:
+        return HEAVY
+    module = item.nodeid.split("::")[0]
+    if module.startswith(("tests/inspect_provider/", "tests/inspect_tasks/")):
+        return INSPECT
+    return module
 
 
 def params_project(tmp_path: Path, section: str, values: dict) -> Path:

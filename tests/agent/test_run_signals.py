@@ -74,9 +74,13 @@ def test_sigkill_then_cleanup_removes_ours_only(docker_client, image_tag, tmp_pa
         run(["lis", "sandbox", "cleanup"])
         bystander.reload()
         assert bystander.status == "running"
-        run(["lis", "sandbox", "cleanup", "--all"])
+        # --all means every *lis* sandbox, and only those: listed, not removed, as the suite's other worker
+        # may have lis sandboxes at work (the selection is the one the removal uses: lis.sandbox.cleanup.find)
+        listed = run(["lis", "sandbox", "cleanup", "--all", "--dry-run"]).stdout
+        assert other.name in listed, listed
+        assert bystander.name not in listed, listed
         bystander.reload()
-        assert bystander.status == "running"  # not ours: --all means every *lis* sandbox
+        assert bystander.status == "running"  # not ours
     finally:
         if proc.poll() is None:
             proc.kill()

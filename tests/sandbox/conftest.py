@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
 from lis.sandbox import Limits, SandboxConfig, make_sandbox
 
-TEST_RUN = "pytest"
+# one run id per pytest-xdist worker: a worker's leak check never sees the other's sandboxes at work
+TEST_RUN = "pytest-" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 BACKENDS = ["docker", "bwrap"]
 
 

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import time
 
 import pytest
 
@@ -14,7 +17,11 @@ pytestmark = pytest.mark.docker
 
 def sh(client, tag: str, script: str, **kw) -> tuple[int, str]:
     """Run ``script`` in a throw-away labelled container; always remove it."""
-    c = client.containers.create(tag, ["bash", "-lc", script], labels={"lis.managed": "true", "lis.run": "tests"},
+    # owned by this process until an hour from now: no orphan sweep (another test's pool starting, on this
+    # worker or the other) may take it while it runs
+    labels = {"lis.managed": "true", "lis.run": "tests", "lis.owner": f"{socket.gethostname()}:{os.getpid()}",
+              "lis.expires": str(int(time.time()) + 3600)}
+    c = client.containers.create(tag, ["bash", "-lc", script], labels=labels,
                                  network_mode=kw.pop("network_mode", "none"), **kw)
     try:
         c.start()

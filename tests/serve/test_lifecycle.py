@@ -69,10 +69,17 @@ def test_sigkill_then_next_startup_sweep_leaves_no_container(tmp_path, docker_cl
                                                         "lis.expires": str(int(time.time()) + 3600)})
             bystander = docker_client.containers.run(image_tag, ["sleep", "300"], detach=True, network_mode="none")
             planted = [left, live, bystander]
+            # another process's orphan sweep (the suite's other worker starting a pool) judges by the same rule
+            # and may take the lost server's sandboxes first: the second server names those it finds
+            lost = {c.id for c in containers(docker_client, first.run_label) + containers(docker_client, "serve-lost0run")}
         with ChatServer(sleeper()) as up, serving(up.base_url, tmp_path) as second:
             assert containers(docker_client, first.run_label) == []
             assert containers(docker_client, "serve-lost0run") == []
-            assert "start-up sweep: removed" in second.log_text() and left.name in second.log_text()
+            log = second.log_text()
+            if lost:
+                assert "start-up sweep: removed" in log or "no sandbox left by earlier server runs" in log, log
+            if left.id in lost and "start-up sweep: removed" in log:
+                assert left.name in log, log
             live.reload()
             bystander.reload()
             assert live.status == "running" and bystander.status == "running"
