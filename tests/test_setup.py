@@ -1,4 +1,5 @@
-"""scripts/setup.sh: idempotent, and never restarts or reconfigures a running Docker engine."""
+"""scripts/setup.sh: idempotent, and never restarts or reconfigures a running Docker engine. (`make paper` as
+written, twice, is tests/pipeline/test_runs.py: the session's one pipeline run.)"""
 from __future__ import annotations
 
 import subprocess
@@ -6,7 +7,7 @@ import time
 
 import pytest
 
-from tests.conftest import BIN, run, small_matrix
+from tests.conftest import BIN, run
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.training]
 
@@ -44,17 +45,3 @@ def test_image_step_reuses_the_image_and_writes_no_stage_output(image_tag, repo_
 def test_unknown_step_is_refused():
     r = run(["bash", "scripts/setup.sh", "everything"], check=False)
     assert r.returncode == 1 and "unknown step 'everything'" in r.stderr
-
-
-@pytest.mark.docker
-@pytest.mark.slow
-def test_make_paper_twice_second_is_a_no_op(image_tag, repo_copy, tiny_dir):
-    """The README's main command, as written, in a fresh checkout (sharing this machine's venv), on the
-    ci profile's small matrix (the smoke profile's whole run takes longer than a test: docs/timings.md)."""
-    small_matrix(repo_copy, external=tiny_dir)
-    first = run(["make", "paper", f"VENV={BIN.parent}"], cwd=repo_copy)
-    assert (repo_copy / "paper_figures/index.md").is_file(), first.stdout
-    t0 = time.monotonic()
-    second = run(["make", "paper", f"VENV={BIN.parent}"], cwd=repo_copy)
-    assert "Nothing to be done" in second.stdout + second.stderr
-    assert time.monotonic() - t0 < 15
