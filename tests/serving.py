@@ -55,32 +55,53 @@ def transformers_serve(model_dir: Path, workdir: Path, timeout: float = 120) -> 
 
 
 TRAINING_SEED_ENV = "LIS_TEST_TRAINING_SEED"
-SUITE_SFT_THREADS = 2
+# The suite's tiny agent: the smoke recipe (workflow/params/smoke.yaml) with these overrides: the 2 SFT threads
+# it was always trained with (the smoke profile went to 1 thread, a scheduling choice beside an evaluation, which
+# changes the float sums and so the weights). Tests of mechanics must not depend on the weights
+# (scripts/trained-behaviour-seeds.sh).
+SUITE_RECIPE = {"sft": {"threads": 2}}
 
 
-def tiny_model_dir() -> Path:
-    """The tiny agent of the smoke recipe (base → teacher episodes in the real sandbox → SFT), built
-    once per machine into the cache (lis.train.tiny_agent.cached_tiny_agent: a few minutes).
+def suite_params():
+    """The params of the suite's tiny agent: the smoke profile with :data:`SUITE_RECIPE`.
 
-    ``$LIS_TEST_TRAINING_SEED`` = k (default 0: the recipe's seeds) trains it with every training seed
-    (base, teacher, SFT) set to k: scripts/trained-behaviour-seeds.sh runs the tests of trained behaviour
-    (marker ``trained_behaviour``) over such agents, to show they hold for other training runs."""
+    ``$LIS_TEST_TRAINING_SEED`` = k (default 0: the recipe's seeds) sets every training seed (base, teacher,
+    SFT) to k: scripts/trained-behaviour-seeds.sh runs the tests of trained behaviour (marker
+    ``trained_behaviour``) over such agents, to show they hold for other training runs."""
     from lis.params import load
-    from lis.runtime import sandbox_config
-    from lis.sandbox.image import ensure_image
-    from lis.train.tiny_agent import cached_tiny_agent
 
-    root = Path(__file__).resolve().parents[1]
-    p = load(root, profile="smoke")
-    # The suite's agent keeps the 2 SFT threads it was always trained with: the smoke profile went to 1
-    # thread (a scheduling choice: 2 threads spin-wait beside an evaluation), which changes the float sums
-    # and so the weights. Tests of mechanics must not depend on them (scripts/trained-behaviour-seeds.sh).
-    p.data["sft"]["threads"] = SUITE_SFT_THREADS
+    p = load(Path(__file__).resolve().parents[1], profile="smoke")
+    for section, values in SUITE_RECIPE.items():
+        p.data[section].update(values)
     seed = int(os.environ.get(TRAINING_SEED_ENV) or 0)
     if seed:
         for section in ("base", "teacher", "sft"):
             p.data[section]["seed"] = seed
-    ensure_image(p.section("image"), root)
-    sandbox = sandbox_config(p, run_id="pytest-tiny",
-                             backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
-    return cached_tiny_agent(p, sandbox)
+    return p
+
+
+def _suite_sandbox(p):
+    from lis.runtime import sandbox_config
+    from lis.sandbox.image import ensure_image
+
+    ensure_image(p.section("image"), Path(__file__).resolve().parents[1])
+    return sandbox_config(p, run_id="pytest-tiny", backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
+
+
+def tiny_teacher_dir() -> Path:
+    """The base and the teacher's records (``trajectories.jsonl``: real-sandbox episodes) of the suite's tiny
+    agent, built once per machine into the cache (lis.train.tiny_agent.cached_teacher)."""
+    from lis.train.tiny_agent import cached_teacher
+
+    p = suite_params()
+    return cached_teacher(p, _suite_sandbox(p))
+
+
+def tiny_model_dir() -> Path:
+    """The suite's tiny agent (base → teacher episodes in the real sandbox → SFT; :func:`suite_params`),
+    built once per machine into the cache (lis.train.tiny_agent.cached_tiny_agent: a few minutes; the SFT is
+    kept while the base and the records it trains on are the same)."""
+    from lis.train.tiny_agent import cached_tiny_agent
+
+    p = suite_params()
+    return cached_tiny_agent(p, _suite_sandbox(p))

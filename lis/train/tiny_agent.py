@@ -4,16 +4,27 @@
 
 The pipeline runs these as separate stages (base, teacher, sft) with their outputs under
 data/; this composes the very same functions into one folder for tests and for users who want
-the offline agent without running the pipeline. ``cached_tiny_agent()`` keeps one build per
-recipe under the cache folder ($LIS_CACHE_DIR or ~/.cache/lis), keyed by the params sections and
-the code that make it, so the test suite builds it once per machine.
+the offline agent without running the pipeline. ``cached_tiny_agent()`` keeps builds under the
+cache folder ($LIS_CACHE_DIR or ~/.cache/lis) in two parts, so the test suite builds each once per
+machine and rebuilds only what an edit changes:
+
+- ``models/tiny-teacher-<key>``: the base and the teacher's records (``base/``, ``trajectories.jsonl``).
+  Keyed broadly (:func:`teacher_key`): the params sections, the image's content, the code that builds the
+  base and runs the teacher, the sample tasks it reads, the library versions.
+- ``models/tiny-agent-<key>``: the SFT'd agent. Keyed by content (:func:`agent_key`): the base's files, the
+  examples SFT encodes from the successful records, the sft settings, the SFT code, the versions of
+  torch, transformers and pytorch_lightning. An edit that leaves the base and the records as they were
+  (the agent loop, say) re-runs the teacher but finds the agent already trained.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import platform
 import shutil
 import tempfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +35,30 @@ from lis.sandbox.pool import SandboxPool
 from lis.offline.teacher.run import run_teacher
 from lis.offline.teacher.items import teacher_items
 from lis.offline.base import build_base
-from lis.util.code_version import code_version
-from lis.util.hashing import hash_obj
+from lis.tasks.samples import samples_dir
+from lis.util.code_version import code_version, file_digest
+from lis.util.files import sha256_file
+from lis.util.hashing import hash_obj, hash_tree
+from lis.util.jsonl import read_jsonl, write_jsonl
 
 log = logging.getLogger("lis.train.tiny_agent")
 
-CODE = ("lis/train", "lis/offline", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks")
+# What builds the base and runs the teacher (broad: a cheap rebuild is better than a stale one).
+TEACHER_CODE = ("lis/offline", "lis/runtime", "lis/agent", "lis/prompts", "lis/models", "lis/tasks", "lis/sandbox",
+                "lis/rewards", "lis/context_tasks", "lis/records.py", "lis/paths.py", "lis/util",
+                "lis/train/tiny_agent.py")
+# What turns the base and the examples into weights (the data's encoding is keyed by the examples themselves).
+SFT_CODE = ("lis/train/sft", "lis/train/precision.py", "lis/train/lora.py")
+TEACHER_SECTIONS = ("base", "teacher", "agent", "sandbox", "image")
+RECORDS = "trajectories.jsonl"
 
 
-def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
-    """Base, teacher and SFT with ``params`` (sections base, teacher, sft, agent) into ``out``;
-    the teacher runs in sandboxes of ``sandbox_config``. Returns the SFT manifest."""
-    # lazy: loads torch; importing this module does not
-    from lis.train.sft.stage import run_sft_stage, successful_records
-
+def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
+    """The base (``out/base``) and the teacher's episodes (``out/trajectories.jsonl``, in the teacher's
+    order) of ``params`` (sections base, teacher, agent), the episodes in sandboxes of ``sandbox_config``;
+    writes and returns ``out/manifest.json``."""
     out = Path(out)
-    work = Path(tempfile.mkdtemp(prefix=".tiny-agent.", dir=out.parent if out.parent.exists() else None))
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
     try:
         b, t = params.section("base"), params.section("base")["tiny"]
         build_base(work / "base", seed=int(b["seed"]), vocab_size=int(t["vocab_size"]),
@@ -55,33 +74,181 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
             records = run_teacher(items, agent_config(params, sandbox=sandbox_config), pool=pool,
                                   model_for=lambda it: ScriptedModel(it.replies, name="teacher"),
                                   min_reward=float(sec["min_reward"]), workers=workers)
-        log.info("tiny agent: %d teacher episodes, %d successful", len(records), len(successful_records(records)))
-        manifest = run_sft_stage(params.section("sft"), work / "base", records, work / "sft", section_name="tiny-agent")
-        manifest["teacher"] = {"episodes": len(records), "successful": len(successful_records(records))}
-        (work / "sft" / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        (work / "sft").rename(out)
+        write_jsonl(work / RECORDS, records)
+        manifest = {"kind": "tiny-teacher", "episodes": len(records),
+                    "successful": sum(bool(r["teacher"]["success"]) for r in records),
+                    "backend": sandbox_config.backend, "image": sandbox_config.image or sandbox_config.rootfs}
+        log.info("tiny agent: %d teacher episodes, %d successful", manifest["episodes"], manifest["successful"])
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        work.chmod(0o755)  # mkdtemp's 0700 otherwise: readable as the cache's other folders are
+        _replace(work, out)
         return manifest
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def recipe_key(params, sandbox_config) -> str:
-    return hash_obj({s: params.section(s) for s in ("base", "teacher", "sft")} |
-                    {"agent": params.section("agent"), "image": sandbox_config.image or sandbox_config.rootfs,
-                     "code": code_version(*CODE)})
+def teacher_records(teacher_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of a :func:`build_teacher` folder, in the teacher's order."""
+    return read_jsonl(Path(teacher_dir) / RECORDS, mode="strict")
 
 
-def cached_tiny_agent(params, sandbox_config) -> Path:
-    """The tiny agent of ``params`` built once into the cache folder (a lock lets one process build
-    while others wait); returns its folder."""
+def train_agent(teacher_dir: str | Path, sft: dict[str, Any], out: str | Path) -> dict[str, Any]:
+    """SFT of ``teacher_dir``'s base on its successful records with the ``sft`` section into ``out``;
+    returns the SFT manifest (with the teacher's episode counts)."""
+    # lazy: loads torch; importing this module does not
+    from lis.train.sft.stage import run_sft_stage
+
+    teacher_dir, out = Path(teacher_dir), Path(out)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
+    try:
+        manifest = run_sft_stage(sft, teacher_dir / "base", teacher_records(teacher_dir), work / "sft",
+                                 section_name="tiny-agent")
+        t = json.loads((teacher_dir / "manifest.json").read_text())
+        manifest["teacher"] = {"episodes": t["episodes"], "successful": t["successful"]}
+        (work / "sft" / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        _replace(work / "sft", out)
+        return manifest
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
+    """Base, teacher and SFT with ``params`` (sections base, teacher, sft, agent) into ``out``;
+    the teacher runs in sandboxes of ``sandbox_config``. Returns the SFT manifest."""
+    out = Path(out)
+    work = Path(tempfile.mkdtemp(prefix=".tiny-agent.", dir=_parent(out)))
+    try:
+        build_teacher(work / "teacher", params, sandbox_config, context_tasks)
+        return train_agent(work / "teacher", params.section("sft"), out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# -- the cache -------------------------------------------------------------------------------------------
+def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
+    """What decides the base and the teacher's records: the params sections, the image's content and the
+    backend, the code (:data:`TEACHER_CODE`, under ``root``: default this package's checkout), the sample
+    tasks, the Python and library versions."""
+    rootfs = sandbox_config.rootfs
+    return hash_obj({
+        "sections": {s: params.section(s) for s in TEACHER_SECTIONS},
+        "sandbox": {"backend": sandbox_config.backend, "image": sandbox_config.image,
+                    "rootfs": Path(rootfs).name if rootfs else ""},  # named by the image's content hash
+        "code": _code(TEACHER_CODE, root),
+        "samples": hash_tree(samples_dir()) if samples_dir().is_dir() else None,
+        "versions": _versions("torch", "transformers", "tokenizers") | {"python": platform.python_version()},
+    })
+
+
+def agent_key(sft: dict[str, Any], teacher_dir: str | Path, *, root: Path | None = None) -> str:
+    """What decides the agent's weights: the base's files (not its manifest, which records build times),
+    the examples SFT encodes from the successful records (:func:`sft_data_digest`), the sft settings, the
+    SFT code (:data:`SFT_CODE`, under ``root``) and the versions of the training libraries."""
+    # lazy: loads torch; importing this module does not
+    from lis.train.sft.stage import settings_from
+
+    teacher_dir = Path(teacher_dir)
+    settings = settings_from(sft)
+    libs = ("torch", "transformers", "pytorch_lightning") + (("peft",) if int(settings.lora.get("rank") or 0) else ())
+    return hash_obj({
+        "base": {p.name: sha256_file(p) for p in sorted((teacher_dir / "base").iterdir())
+                 if p.is_file() and p.name != "manifest.json"},
+        "data": sft_data_digest(teacher_dir / "base", teacher_records(teacher_dir)),
+        "sft": settings.__dict__,
+        "code": _code(SFT_CODE, root),
+        "versions": _versions(*libs) | {"python": platform.python_version()},
+    })
+
+
+def sft_data_digest(base_dir: str | Path, records: list[dict[str, Any]]) -> str:
+    """Digest of what SFT trains on: the successful records, in order, each encoded as the SFT data code
+    encodes it with the base's tokenizer and chat template (ids and labels; an episode it cannot align is
+    marked). Records SFT skips (unsuccessful) and fields it does not read (times, ids) do not count."""
+    from transformers import AutoTokenizer
+
+    from lis.train.sft.data import encode, record_episode
+    from lis.train.sft.stage import successful_records
+
+    tokenizer = AutoTokenizer.from_pretrained(base_dir)
+    h = hashlib.sha256()
+    for rec in successful_records(records):
+        ep = record_episode(rec)
+        try:
+            ex = encode(tokenizer, ep.messages, ep.tools)
+            h.update(json.dumps([ex.ids, ex.labels], separators=(",", ":")).encode())
+        except ValueError:
+            h.update(b"unaligned")
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def cached_teacher(params, sandbox_config) -> Path:
+    """The base and teacher records of ``params`` built once into the cache folder (a lock lets one
+    process build while others wait); returns the folder."""
     from filelock import FileLock
 
-    folder = cache_dir() / "models" / f"tiny-agent-{recipe_key(params, sandbox_config)}"
+    folder = cache_dir() / "models" / f"tiny-teacher-{teacher_key(params, sandbox_config)}"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder.parent / f".{folder.name}.lock")):
         if not (folder / "manifest.json").is_file():
-            log.info("building the tiny agent into %s", folder)
-            build_tiny_agent(folder, params, sandbox_config)
+            log.info("running the tiny agent's teacher into %s", folder)
+            build_teacher(folder, params, sandbox_config)
     return folder
+
+
+def cached_tiny_agent(params, sandbox_config) -> Path:
+    """The tiny agent of ``params`` built once into the cache folder: the teacher's part
+    (:func:`cached_teacher`), then SFT unless an agent of the same key is there (a lock lets one
+    process train while others wait); returns its folder."""
+    from filelock import FileLock
+
+    teacher = cached_teacher(params, sandbox_config)
+    seen = hash_obj({"teacher": str(teacher), "sft": params.section("sft")})  # this process found it before
+    if seen in _FOUND and (_FOUND[seen] / "manifest.json").is_file():
+        return _FOUND[seen]
+    folder = cache_dir() / "models" / f"tiny-agent-{agent_key(params.section('sft'), teacher)}"
+    with FileLock(str(folder.parent / f".{folder.name}.lock")):
+        if not (folder / "manifest.json").is_file():
+            log.info("training the tiny agent into %s", folder)
+            train_agent(teacher, params.section("sft"), folder)
+    _FOUND[seen] = folder
+    return folder
+
+
+_FOUND: dict[str, Path] = {}
+
+
+def _code(paths: tuple[str, ...], root: Path | None) -> str:
+    """code_version of ``paths`` (relative to the folder holding lis/), or of the same paths under ``root``."""
+    if root is None:
+        return code_version(*paths)
+    h = hashlib.sha256()
+    for rel in paths:
+        where = Path(root) / rel
+        files = [where] if where.is_file() else sorted(p for p in where.rglob("*") if p.is_file()
+                                                       and "__pycache__" not in p.parts and p.suffix != ".pyc")
+        for p in files:
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(file_digest(p))
+    return h.hexdigest()[:16]
+
+
+def _versions(*dists: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for d in dists:
+        try:
+            out[d] = metadata.version(d)
+        except metadata.PackageNotFoundError:
+            out[d] = None
+    return out
+
+
+def _parent(out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out.parent
+
+
+def _replace(src: Path, out: Path) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    src.rename(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -65,27 +66,30 @@ def test_tokenizer_compresses_the_prompts(tiny_model, prompt):
 
 # -- SFT (Lightning) ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def teacher_records(base_config):
-    """A few dozen real-sandbox teacher episodes (the ci recipe)."""
-    from lis.params import load
-    from lis.sandbox import SandboxPool
-    from lis.models.scripted import ScriptedModel
-    from lis.offline.teacher.run import run_teacher
-    from lis.runtime import agent_config
-    from lis.offline.teacher.items import teacher_items
+def suite_teacher(image_tag) -> Path:
+    """The base and the teacher's records of the suite's tiny agent (tests/serving.py): built once per machine
+    into the cache, shared with the agent (no teacher run of this module's own)."""
+    from tests.serving import tiny_teacher_dir
 
-    p = load(profile="ci")
-    items = teacher_items({**p.section("teacher"), "benchmark_episodes": 24, "context_episodes": 0}, [])
-    with SandboxPool(base_config, max_concurrent=4) as pool:
-        return run_teacher(items, agent_config(p, sandbox=base_config), pool=pool, workers=4,
-                           model_for=lambda it: ScriptedModel(it.replies, name="teacher"))
+    return tiny_teacher_dir()
 
 
-def test_teacher_episodes_run_in_the_real_sandbox(teacher_records):
+@pytest.fixture(scope="module")
+def teacher_records(suite_teacher):
+    """The first 24 of the suite agent's teacher episodes (real sandboxes, the smoke recipe's benchmark episodes)."""
+    from lis.train.tiny_agent import teacher_records
+
+    return teacher_records(suite_teacher)[:24]
+
+
+def test_teacher_episodes_run_in_the_real_sandbox(teacher_records, suite_teacher):
     ok = [r for r in teacher_records if r["teacher"]["success"]]
     assert len(ok) >= 0.8 * len(teacher_records)
+    # in the sandbox the teacher ran them in: a real backend (the Docker engine, or bubblewrap where it runs here)
+    backend = json.loads((suite_teacher / "manifest.json").read_text())["backend"]
     sandboxed = [r for r in ok if r["mode"] != "vanilla"]
-    assert sandboxed and all(r["termination"] == "submitted" and r["backend"] == "docker" for r in sandboxed)
+    assert backend in ("docker", "bwrap")
+    assert sandboxed and all(r["termination"] == "submitted" and r["backend"] == backend for r in sandboxed)
     # the observations are the real sandbox's: exit-code lines of the real tool
     obs = [c["observation"] for r in sandboxed for s in r["steps"] for c in s["calls"] if c["tool"] == "execute_bash"]
     assert obs and all(o.startswith("Exit code:") for o in obs)
@@ -93,6 +97,74 @@ def test_teacher_episodes_run_in_the_real_sandbox(teacher_records):
     for r in bad:  # a planned bad turn is answered by the loop itself (reminder or parse error)
         k = r["teacher"]["no_loss_turns"][0]
         assert r["steps"][k]["calls"] == [] or r["steps"][k]["calls"][0]["error"] == "bad_json"
+
+
+def test_the_agents_cache_key_is_what_sft_consumes(suite_teacher, tmp_path, monkeypatch):
+    """The tiny agent's cache in two parts (lis/train/tiny_agent.py): an edit of code that builds the base or
+    runs the teacher changes the teacher's key (the teacher runs again), but while the base and the records
+    come out the same the agent's key stays (its SFT is reused); what SFT trains on, its settings and its code
+    change it. Fields SFT does not read (times, paths, ids) and records it skips do not. Nothing is trained."""
+    from lis.train.tiny_agent import RECORDS, agent_key, teacher_key, teacher_records
+    from lis.util.code_version import PACKAGE_ROOT
+    from lis.tasks.samples import samples_dir
+    from lis.util.jsonl import write_jsonl
+    from tests.serving import _suite_sandbox, suite_params
+
+    p = suite_params()
+    sb, sft = _suite_sandbox(p), p.section("sft")
+    teacher = tmp_path / "teacher"  # the suite's base and 12 of its records (one unsuccessful): quicker to encode
+    shutil.copytree(suite_teacher / "base", teacher / "base")
+    shutil.copy(suite_teacher / "manifest.json", teacher)
+    every = teacher_records(suite_teacher)
+    first_failed = next(i for i, r in enumerate(every) if not r["teacher"]["success"])
+    records = every[:12] if first_failed < 12 else every[:11] + [every[first_failed]]
+    write_jsonl(teacher / RECORDS, records)
+    src = tmp_path / "src"  # a copy of this checkout's code, to edit
+    shutil.copytree(PACKAGE_ROOT / "lis", src / "lis", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def key(folder=teacher, section=sft):
+        return agent_key(section, folder, root=src)
+
+    t0, a0 = teacher_key(p, sb, root=src), key()
+    assert t0 == teacher_key(p, sb) and a0 == agent_key(sft, teacher)  # the copy's keys are the checkout's
+    with open(src / "lis/agent/loop.py", "a") as f:  # the agent loop edited: the teacher re-runs ...
+        f.write("\nEDITED = True\n")
+    assert teacher_key(p, sb, root=src) != t0
+    assert key() == a0  # ... and, its records the same, the agent is reused
+    samples = tmp_path / "samples"  # the sample tasks the teacher reads are in the teacher's key
+    shutil.copytree(samples_dir(), samples)
+    with open(samples / "README.md", "a") as f:
+        f.write("\nedited\n")
+    monkeypatch.setenv("LIS_SAMPLES_DIR", str(samples))
+    assert teacher_key(p, sb) != t0
+    monkeypatch.delenv("LIS_SAMPLES_DIR")
+    # what SFT does not read: the teacher's manifest and the base's (build times), records' times, paths, ids,
+    # and the episodes it skips (unsuccessful)
+    other = tmp_path / "other"
+    shutil.copytree(teacher, other)
+    m = json.loads((other / "base/manifest.json").read_text())
+    (other / "base/manifest.json").write_text(json.dumps({**m, "timings_s": {"total": 0.0}}))
+    failed = next(i for i, r in enumerate(records) if not r["teacher"]["success"])
+    changed = [{**r, "wall_s": 0.0, "image": "/elsewhere", "episode_id": f"other-{i}"} for i, r in enumerate(records)]
+    changed[failed] = {**changed[failed], "messages": changed[failed]["messages"][:2]}
+    write_jsonl(other / RECORDS, changed)
+    assert key(other) == a0
+    # what SFT trains on: a successful episode's assistant turn, or the records it trains on
+    ok = next(i for i, r in enumerate(records) if r["teacher"]["success"])
+    turn = next(k for k, msg in enumerate(records[ok]["messages"]) if msg["role"] == "assistant")
+    edited = [dict(r) for r in records]
+    edited[ok]["messages"] = [dict(msg) for msg in records[ok]["messages"]]
+    edited[ok]["messages"][turn]["content"] = (edited[ok]["messages"][turn].get("content") or "") + " And more."
+    write_jsonl(other / RECORDS, edited)
+    assert key(other) != a0
+    write_jsonl(other / RECORDS, records[:ok] + records[ok + 1:])
+    assert key(other) != a0
+    # the SFT settings, and the SFT code
+    assert key(section={**sft, "steps": sft["steps"] + 1}) != a0
+    assert key(section={**sft, "seed": sft["seed"] + 1}) != a0
+    with open(src / "lis/train/sft/module.py", "a") as f:
+        f.write("\nEDITED = True\n")
+    assert key() != a0
 
 
 def test_sft_lowers_the_loss_resumes_and_loads_in_the_local_backend(tiny_base_dir, teacher_records, tmp_path):
