@@ -30,6 +30,8 @@ _PATTERNS = [
                + _LIST + r")" + _AFTER, re.I | re.S),
 ]
 _ONLY = re.compile(r"^[\s*_]*[\"'(\[]?\s*(?P<ans>" + _LIST + r")\s*[\"')\]]?[\s.。!*_]*$", re.S)
+# The longest box contents read as an answer: a list of letters, wrapped in \text{} or $...$, is far shorter.
+CHOICE_BOX_CHARS = 256
 _WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit)\s*\{([^{}]*)\}")
 
 
@@ -61,12 +63,15 @@ def _boxed_letters(text: str, valid: str) -> list[tuple[int, list[str]]]:
     the text, then a binary search per start: linear-logarithmic, never a rescan per box)."""
     found = []
     spans = boxed_spans(text)
-    span_starts = [start for start, _ in spans]
+    span_starts = [box.start for box in spans]
     for match in re.finditer(r"\\boxed\s*\{", text):
         k = bisect.bisect_left(span_starts, match.start())
         if k == len(spans):
             continue
-        inner = _WRAPPERS.sub(r"\1", spans[k][1]).strip().strip("$ ")
+        box = spans[k]
+        if box.end - box.begin > CHOICE_BOX_CHARS:
+            continue  # not a list of letters; slicing every nested box would be quadratic
+        inner = _WRAPPERS.sub(r"\1", box.contents(text)).strip().strip("$ ")
         m = re.fullmatch(r"\(?\s*(" + _LIST + r")\s*\)?\.?", inner)
         if m:
             letters = _parse_list(m.group(1), valid)

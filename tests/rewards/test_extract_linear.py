@@ -60,3 +60,54 @@ def test_twenty_thousand_unclosed_boxes_score_within_a_second_of_cpu():
     t0 = time.process_time()
     s = score("chem", reply, "B")
     assert s.value == 0.0 and time.process_time() - t0 < 1.0
+
+
+NESTED_SCRIPT = r"""
+import json, resource, sys, time
+from lis.rewards import extract_choices, score
+from lis.rewards.extract import last_boxed
+
+n = int(sys.argv[1])
+reply = "\\boxed{" * n + "42" + "}" * n  # n nested, closed boxes
+base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.process_time()
+inner = last_boxed(reply)
+letters = extract_choices(reply, "ABCD")
+chem = score("chem", reply, "B").value
+cpu = time.process_time() - t0
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"chars": len(reply), "inner": inner, "letters": letters, "chem": chem, "cpu_s": cpu,
+                  "extra_mb": (peak_kb - base_kb) / 1024}))
+"""
+
+
+def test_the_nested_boxes_an_answer_file_can_hold_score_in_linear_time_and_memory():
+    """131,072 nested, closed ``\\boxed{}`` (1 MiB: what an answer file may hold): slicing each box's contents
+    copied ~4·n² bytes (~50 GB); the extractor keeps positions. Time is this process's CPU, memory its peak
+    resident size above what it held before (a process of its own, so no other test's memory counts)."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", NESTED_SCRIPT, "131072"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout)
+    assert got["chars"] >= 1 << 20 and got["inner"] == "42"  # the last box to start: the innermost
+    assert got["letters"] is None and got["chem"] == 0.0
+    assert got["cpu_s"] <= 2.0, got
+    assert got["extra_mb"] <= 200, got
+
+
+def test_interleaved_unclosed_and_escaped_boxes_and_the_scan_limit():
+    from lis.rewards.extract import SCAN_LIMIT, boxed_spans
+
+    text = "\\boxed{a \\boxed{b} \\{ \\boxed{c \\} } \\boxed{"
+    # the outer box and the last are never closed: "c"'s brace closes "c", the escaped ones nothing
+    assert [b.contents(text) for b in boxed_spans(text)] == ["b", "c \\} "] == reference_boxed_contents(text)
+    assert last_boxed(text) == "c \\} "
+    # a box the choice scorer cannot read as letters (too long) is skipped, the short one after it read
+    assert extract_choices("\\boxed{" + "x" * 5000 + "} and \\boxed{D}", "ABCD") == ["D"]
+    # beyond the scan limit only the end is read: positions stay those of the whole text
+    long = "\\boxed{early}" + " " * SCAN_LIMIT + "\\boxed{late}"
+    spans = boxed_spans(long)
+    assert [b.contents(long) for b in spans] == ["late"] and long[spans[0].start:].startswith("\\boxed{late}")
