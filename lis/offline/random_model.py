@@ -43,6 +43,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
                        "folder holding config.json") from None
     except json.JSONDecodeError as e:
         raise LisError(f"{p} is not valid JSON (line {e.lineno})", "fix the file") from None
+    except (RecursionError, ValueError) as e:  # nested past the parser's depth; an integer of too many digits
+        raise LisError(f"{p} cannot be read as a model configuration ({type(e).__name__})",
+                       "give a Qwen3 config.json (data/model_configs/)") from None
     if not isinstance(cfg, dict) or cfg.get("model_type") != "qwen3":
         raise LisError(f"{p}: model_type is {cfg.get('model_type') if isinstance(cfg, dict) else None!r}, "
                        "not qwen3", "give a Qwen3 configuration (the paper's architecture)")

@@ -273,3 +273,41 @@ def test_check_run_refuses_paper_scale_here(tmp_path):
     assert "grpo cannot fit" in line and "per process" in line and "\n" not in line
     with pytest.raises(LisError, match="no model configuration"):
         check_run(load(ROOT, profile="full"), "grpo", tmp_path / "nowhere", env={})
+
+
+@pytest.mark.parametrize("change, names", [
+    ({"hidden_size": -2560}, ["hidden_size", "-2560"]),
+    ({"num_attention_heads": 0}, ["num_attention_heads", "0"]),
+    ({"hidden_size": "2560"}, ["hidden_size", "'2560'"]),
+    ({"intermediate_size": 9728.0}, ["intermediate_size", "9728.0"]),
+    ({"num_key_value_heads": 64}, ["num_key_value_heads", "64", "does not divide"]),
+    ({"num_key_value_heads": 5}, ["num_key_value_heads", "5", "does not divide"]),
+    ({"hidden_size": 10 ** 12}, ["hidden_size", "1000000000000"]),
+    ({"vocab_size": 10 ** 400}, ["vocab_size", "401-digit"]),
+    ({"num_hidden_layers": None}, ["num_hidden_layers", "None"]),
+    ({"tie_word_embeddings": "yes"}, ["tie_word_embeddings"]),
+    ({"head_dim": None, "hidden_size": 2561}, ["hidden_size", "not a multiple"]),
+])
+def test_an_impossible_shape_is_refused_naming_its_key(tmp_path, change, names):
+    cfg = {**json.loads(Q4B.read_text()), **change}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(LisError) as e:
+        read_shape(path)
+    assert all(n in str(e.value) for n in names), str(e.value)
+
+
+def test_cli_refuses_an_impossible_or_unreadable_config_in_one_line(tmp_path):
+    bad = tmp_path / "negative.json"
+    bad.write_text(json.dumps({**json.loads(Q4B.read_text()), "hidden_size": -2560}))
+    r = _lis("train", "plan", "--profile", "full", "--model", str(bad))
+    one_line_error(r, "hidden_size", "-2560")
+    assert "fits" not in r.stdout
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    r = _lis("train", "plan", "--profile", "full", "--model", str(deep))
+    one_line_error(r, "deep.json", "cannot be read")
+    huge = tmp_path / "huge.json"  # more digits than Python converts to an int
+    huge.write_text('{"model_type": "qwen3", "hidden_size": 1' + "0" * 5000 + "}")
+    r = _lis("train", "plan", "--profile", "full", "--model", str(huge))
+    one_line_error(r, "huge.json", "cannot be read")

@@ -20,6 +20,10 @@ from lis.offline.random_model import read_config
 from lis.offline.tokenizer import ADDED_TOKENS
 
 CONFIGS_DIR = Path(layout.MODEL_CONFIGS_DIR)
+# Bounds of a plausible decoder's sizes: each well above any published model's (Qwen3-235B: hidden 4096,
+# 94 layers, 64/4 heads, vocab 151,936; Llama-3-405B: hidden 16,384, intermediate 53,248, 126 layers).
+SHAPE_LIMITS = {"hidden_size": 1 << 17, "intermediate_size": 1 << 20, "num_hidden_layers": 4096,
+                "num_attention_heads": 4096, "num_key_value_heads": 4096, "vocab_size": 1 << 24, "head_dim": 4096}
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -39,12 +43,24 @@ class ModelShape:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], name: str = "") -> "ModelShape":
-        """The shape of a Qwen3 ``config.json`` (as :func:`lis.offline.random_model.read_config` returns it)."""
-        hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
-        return cls(hidden=hidden, intermediate=int(cfg["intermediate_size"]), layers=int(cfg["num_hidden_layers"]),
-                   heads=heads, kv_heads=int(cfg["num_key_value_heads"]),
-                   head_dim=int(cfg.get("head_dim") or hidden // heads), vocab=int(cfg["vocab_size"]),
-                   tied=bool(cfg.get("tie_word_embeddings", True)), name=name)
+        """The shape of a Qwen3 ``config.json`` (as :func:`lis.offline.random_model.read_config` returns it);
+        raises LisError (one line naming the key) on a size that is not a positive integer within
+        :data:`SHAPE_LIMITS`, or heads that the KV heads do not divide."""
+        where = f" of {name}" if name else ""
+        size = {key: _size(cfg, key, where) for key in SHAPE_LIMITS if key != "head_dim"}
+        hidden, heads, kv_heads = size["hidden_size"], size["num_attention_heads"], size["num_key_value_heads"]
+        if cfg.get("head_dim") is None and hidden % heads:
+            raise LisError(f"hidden_size{where} ({hidden}) is not a multiple of num_attention_heads ({heads}) "
+                           "and no head_dim is given", "set head_dim, or a hidden_size that the heads divide")
+        head_dim = _size(cfg, "head_dim", where) if cfg.get("head_dim") is not None else hidden // heads
+        if heads % kv_heads:
+            raise LisError(f"num_key_value_heads{where} ({kv_heads}) does not divide num_attention_heads ({heads})",
+                           "grouped-query attention shares each KV head among a whole number of heads")
+        tied = cfg.get("tie_word_embeddings", True)
+        if not isinstance(tied, bool):
+            raise LisError(f"tie_word_embeddings{where} is {tied!r}, not true or false", "set it to true or false")
+        return cls(hidden=hidden, intermediate=size["intermediate_size"], layers=size["num_hidden_layers"],
+                   heads=heads, kv_heads=kv_heads, head_dim=head_dim, vocab=size["vocab_size"], tied=tied, name=name)
 
     @property
     def q(self) -> int:
@@ -104,6 +120,16 @@ class ModelShape:
         return (f"{self.name or 'qwen3'}: {count} params (hidden {self.hidden}, intermediate "
                 f"{self.intermediate}, {self.layers} layers, {self.heads}/{self.kv_heads} heads x {self.head_dim}, "
                 f"vocab {self.vocab}{', tied' if self.tied else ''})")
+
+
+def _size(cfg: dict[str, Any], key: str, where: str) -> int:
+    value = cfg.get(key)
+    high = SHAPE_LIMITS[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= high:
+        shown = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else f"a {len(str(abs(value)))}-digit number"
+        raise LisError(f"{key}{where} is {shown}, not a whole number from 1 to {high:,}",
+                       "fix the model configuration (config.json or base.tiny.arch)")
+    return value
 
 
 def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
