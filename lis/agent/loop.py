@@ -67,8 +67,8 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
     """Run one episode on a started sandbox whose input files are in place; fill and return ``record``.
 
     Never raises for what the model or the commands do: the record's ``termination`` says how
-    the episode ended (submitted, max_turns, token_budget, timeout, model_error, sandbox_error,
-    or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`, or by ``should_stop``).
+    the episode ended (submitted, max_turns, token_budget, timeout, model_error, model_timeout,
+    sandbox_error, or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`, or by ``should_stop``).
     ``should_stop`` (optional) is this episode's own cancellation token, checked wherever the
     global cancellation is: before every model and tool call, and when a call fails (a sandbox
     killed from outside because its episode was cancelled ends it as interrupted, not as an error).

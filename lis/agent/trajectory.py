@@ -13,7 +13,9 @@ SCHEMA_VERSION = 2  # 2: episode_id, task_hash, attempt; interrupted; rewards in
 # How an episode can end. The model's doing: kept and scored.
 FINISHED = frozenset({"submitted", "max_turns", "token_budget", "timeout", "answered", "truncated"})
 # Not the model's doing: errors, left out of the accuracy, retried (lis eval run: up to eval.max_attempts).
-INFRA = frozenset({"model_error", "sandbox_error", "error"})
+# model_timeout: the episode's time ran out inside a model call (the server never gave a complete answer: an
+# outage or a stall is never a score); timeout is the episode's time running out anywhere else.
+INFRA = frozenset({"model_error", "model_timeout", "sandbox_error", "error"})
 INTERRUPTED = "interrupted"  # Ctrl-C or the episode's own cancellation
 
 

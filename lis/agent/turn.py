@@ -63,10 +63,11 @@ class Conversation:
 
 
 def ending(e: ModelError) -> str:
-    """How a failed model call ends the episode: over its time (the model call's deadline, the
-    episode's), over its context, or a model error (the server failed)."""
+    """How a failed model call ends the episode: ``model_timeout`` when the episode's time ran out
+    inside the call (the server gave no complete answer before the deadline: an infrastructure error,
+    never a score), ``token_budget`` over its context, else ``model_error`` (the server failed)."""
     if isinstance(e, ModelTimeout):
-        return "timeout"
+        return "model_timeout"
     return "token_budget" if isinstance(e, ContextLengthError) else "model_error"
 
 

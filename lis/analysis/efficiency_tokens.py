@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 # Terminations that are the infrastructure's doing (not the model's): left out of every average.
-INFRA_TERMINATIONS = frozenset({"model_error", "sandbox_error", "error", "interrupted"})
+INFRA_TERMINATIONS = frozenset({"model_error", "model_timeout", "sandbox_error", "error", "interrupted"})
 REPORTED, MISSING, NO_CALLS = "reported", "missing", "no_calls"
 
 

@@ -35,7 +35,7 @@ from lis.util.urls import EXAMPLE, base_url_problem
 
 log = logging.getLogger("lis.run")
 
-FAILED = ("model_error", "sandbox_error", "error")  # terminations that make `lis run` exit EXIT_FAILED
+FAILED = ("model_error", "model_timeout", "sandbox_error", "error")  # terminations that make `lis run` exit EXIT_FAILED
 EXIT_FAILED = 3
 
 

@@ -18,6 +18,7 @@ from lis.serve.errors import ApiError
 
 LENGTH = ("max_turns", "token_budget", "timeout")   # ran out of a limit: finish_reason "length"
 UPSTREAM = ("model_error",)
+UPSTREAM_TIMEOUT = "model_timeout"  # the upstream gave no complete answer before the request's deadline
 
 
 def usage(rec: Trajectory) -> tuple[dict[str, int], dict[str, int]]:
@@ -59,6 +60,9 @@ def failure(rec: Trajectory, lis: dict[str, Any], shutting_down: bool) -> ApiErr
     if rec.termination in UPSTREAM:
         return ApiError(502, f"the upstream model failed: {rec.error}", type="upstream_error", code="model_error",
                         extra=lis)
+    if rec.termination == UPSTREAM_TIMEOUT:
+        return ApiError(504, f"the upstream model gave no complete answer in time: {rec.error}", type="upstream_error",
+                        code="model_timeout", extra=lis)
     if rec.termination == "interrupted":
         why = "the server is shutting down" if shutting_down else (rec.error or "the episode was cancelled")
         return ApiError(503, f"the episode was cancelled: {why}", type="server_error", code="cancelled", extra=lis)

@@ -213,4 +213,4 @@ def test_recorded_episodes_replay_identically(sb):
     for name in want:
         assert got[name] == want[name], name
     assert {w["record"]["termination"] for w in want.values()} == {
-        "submitted", "max_turns", "token_budget", "timeout", "model_error", "sandbox_error", "interrupted"}
+        "submitted", "max_turns", "token_budget", "timeout", "model_error", "model_timeout", "sandbox_error", "interrupted"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -71,11 +72,12 @@ def test_lis_run_survives_a_bad_first_reply(behaviour, tmp_path, image_tag):
 @pytest.mark.parametrize("behaviour", ["trickle", "hang"])
 def test_a_stalling_server_cannot_hold_lis_run_past_its_time(behaviour, tmp_path, image_tag):
     """One byte every 0.5 s (a read timeout, the time left, never fires), or no answer at all: the episode
-    ends at its time limit, as timeout, with its record and answer file kept."""
+    ends at its time limit as model_timeout (the server's failure, not the model's: `lis run` exits 3), with
+    its record and answer file kept."""
     with HostileServer([behaviour], gap_s=0.5) as srv:
         r, wall, traj, run_dir = _lis_run(srv.base_url, tmp_path, "--timeout-s", str(STALL_LIMIT_S))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert traj["termination"] == "timeout" and "deadline" in traj["error"], traj
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert traj["termination"] == "model_timeout" and "deadline" in traj["error"], traj
     assert STALL_LIMIT_S - 1 <= traj["wall_s"] <= STALL_LIMIT_S + 5 and wall <= STALL_LIMIT_S + 10, \
         (traj["wall_s"], wall)
     assert (run_dir / "answer.txt").exists()
@@ -98,12 +100,12 @@ def test_a_server_that_never_answers_well_ends_lis_run_as_a_model_error(tmp_path
 
 
 def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
-    """Two tasks, one at a time: the first meets garbage on every attempt (a model error, retried on a
-    later run), the second a trickle that outlasts the episode (timeout), and the job still finishes
-    with both recorded; then a third run of the first gets a good answer."""
+    """Two tasks, one at a time: the first meets garbage on every attempt (a model error), the second a
+    trickle that outlasts the episode (model_timeout): both errors, the job still finishes with both recorded
+    (max_error_share 1) and no accuracy from them; the next run retries both, only them, and they answer."""
     run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", "2", "--out", "data/tasks/math.jsonl"],
         cwd=repo_copy)
-    with HostileServer(["invalid_json", "invalid_json", "trickle", "submit"], gap_s=0.5) as srv:
+    with HostileServer(["invalid_json", "invalid_json", "trickle", "submit", "submit"], gap_s=0.5) as srv:
         params = yaml.safe_load((repo_copy / "params.yaml").read_text())
         params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
                                        "api_key_env": "NO_KEY", "max_retries": 1, "backoff_s": 0.1}
@@ -119,12 +121,41 @@ def test_lis_eval_run_keeps_going_past_a_bad_upstream(repo_copy, image_tag):
         run(job, cwd=repo_copy, timeout=180)
         wall = time.monotonic() - t0
         m = json.loads((repo_copy / "data/eval/hostile/math/sandbox/metrics.json").read_text())
-        assert m["n"] == 2 and m["terminations"] == {"model_error": 1, "timeout": 1}, m
-        assert m["errors"] == 1 and m["scored"] == 1 and wall < 60, (m, wall)
-        run(job, cwd=repo_copy, timeout=180)  # the errored episode runs again (and gets an answer), only it
-        assert srv.served == ["invalid_json", "invalid_json", "trickle", "submit"], srv.served
+        assert m["n"] == 2 and m["terminations"] == {"model_error": 1, "model_timeout": 1}, m
+        assert m["errors"] == 2 and m["scored"] == 0 and m["accuracy"] is None and wall < 60, (m, wall)
+        run(job, cwd=repo_copy, timeout=180)  # the errored episodes run again (and get answers), only they
+        assert srv.served == ["invalid_json", "invalid_json", "trickle", "submit", "submit"], srv.served
     m = json.loads((repo_copy / "data/eval/hostile/math/sandbox/metrics.json").read_text())
-    assert m["terminations"] == {"submitted": 1, "timeout": 1} and m["errors"] == 0, m
+    assert m["terminations"] == {"submitted": 2} and m["errors"] == 0, m
+
+
+@pytest.mark.parametrize("behaviour", ["hang", "trickle", "500"])
+def test_an_outage_is_reported_as_errors_and_the_job_refuses_to_publish(behaviour, repo_copy, image_tag):
+    """A server that never answers, one that stalls, one that answers 500 forever: every episode is an error
+    (model_timeout, or model_error after its retries), not a wrong answer; the job fails at
+    eval.max_error_share in one line and publishes no accuracy."""
+    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", "2", "--out", "data/tasks/math.jsonl"],
+        cwd=repo_copy)
+    with HostileServer([behaviour], gap_s=0.5) as srv:
+        params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+        params["models"]["hostile"] = {"backend": "openai", "model": "hostile", "base_url": srv.base_url,
+                                       "api_key_env": "NO_KEY", "max_retries": 1, "backoff_s": 0.01}
+        (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        overlay = repo_copy / "workflow/params/ci.yaml"
+        ci = yaml.safe_load(overlay.read_text())
+        ci["agent"]["episode_timeout_s"] = STALL_LIMIT_S
+        overlay.write_text(yaml.safe_dump(ci, sort_keys=False))
+        r = run(["lis", "eval", "run", "--model", "hostile", "--domain", "math", "--mode", "sandbox", "--profile",
+                 "ci", "--workers", "2"], cwd=repo_copy, check=False, timeout=180)
+    kind = "model_error" if behaviour == "500" else "model_timeout"
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # the job's progress lines, then one error
+    (error,) = [x for x in r.stderr.splitlines() if x.startswith("error: ")]
+    assert all(n in error for n in ("2 of 2 episodes are errors", f"{kind} 2", "no accuracy published")), error
+    job = repo_copy / "data/eval/hostile/math/sandbox"
+    assert not (job / "metrics.json").exists()
+    recs = [json.loads(x) for x in (repo_copy / "data/journal").rglob("*.jsonl") for x in x.read_text().splitlines()
+            if '"termination"' in x]
+    assert sorted(r["termination"] for r in recs) == [kind, kind], [r["termination"] for r in recs]
 
 
 def _script(behaviours: list[str]) -> list[str]:
@@ -200,9 +231,12 @@ def test_lis_serve_applies_the_requests_timeout_and_frees_a_left_slot(tmp_path, 
         url = f"{served.base_url}/chat/completions"
         ask = {"model": "lis-agent", "messages": [{"role": "user", "content": "write 42"}]}
         t0 = time.monotonic()
-        out = _post(url, {**ask, "lis": {"timeout_s": STALL_LIMIT_S}}, timeout=60)  # upstream trickles
+        with pytest.raises(urllib.error.HTTPError) as e:  # upstream trickles: a gateway timeout, with the record
+            _post(url, {**ask, "lis": {"timeout_s": STALL_LIMIT_S}}, timeout=60)
         assert time.monotonic() - t0 < STALL_LIMIT_S + 6, time.monotonic() - t0
-        assert out["lis"]["termination"] == "timeout", out["lis"]
+        body = json.loads(e.value.read())
+        assert e.value.code == 504 and body["error"]["code"] == "model_timeout", body
+        assert body["lis"]["termination"] == "model_timeout" and body["lis"]["trajectory_id"], body
         # a client that leaves while the upstream hangs: its slot is free again within seconds
         conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=3)
         try:

@@ -41,7 +41,7 @@ MAX_DEPTH = 3
 NOT_RUN = frozenset({"bad_json", "bad_arguments", "unknown_tool", "missing_argument"})
 # Endings that are not the model's doing (lis.eval.journal.INFRA) and Ctrl-C: left out of every
 # number, counted apart (tests/analysis keep this equal to the journal's sets).
-EXCLUDED = frozenset({"model_error", "sandbox_error", "error", "interrupted"})
+EXCLUDED = frozenset({"model_error", "model_timeout", "sandbox_error", "error", "interrupted"})
 _IMPORT = re.compile(r"^\s*(?:from\s+(\w+)\s+import\b|import\s+(\w+(?:\s*,\s*\w+)*))", re.M)
 _SHEBANG_PY = re.compile(r"\A#!.*\bpython")
 _LEAD = re.compile(r"\A(?:[;&|(`{!\s]|\$\(|-exec\s|(?:then|else|elif|if|do|while|until|xargs|sudo|time|nohup|exec|command|env)\s)+")

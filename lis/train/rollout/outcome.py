@@ -9,7 +9,8 @@ Every training episode is one of four **outcomes**:
 - ``wrong``: the policy finished and its answer scored 0. Reward 0; in the loss.
 - ``policy_fault``: the policy's own actions ended the episode (``fault`` says which). Reward
   ``overlong_reward`` (0); in the loss: it keeps its advantage.
-- ``infra_error``: the model server or engine failed, a sandbox failed to start or to take the
+- ``infra_error``: the model server or engine failed or gave no complete answer before the episode's
+  deadline (``model_timeout``), a sandbox failed to start or to take the
   task's files or went away for another reason than the policy's command (killed by the engine, a
   lost node), the run was interrupted. No reward; out of the loss and of its group's baseline
   (advantage 0).
