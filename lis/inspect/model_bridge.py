@@ -11,6 +11,12 @@ input tokens, cache reads included). A sample limit Inspect raises inside ``gene
 message, time, working time, cost) ends the episode like a model error and is kept on the bridge
 (:attr:`InspectChatModel.limit`): the solver re-raises it once the episode's record is written, so
 Inspect ends the sample the way it ends any sample over a limit.
+
+The episode's deadline (``lis.util.deadline``, opened by the agent loop around each call) bounds the
+call as it bounds lis's own OpenAI client: ``generate`` is cancelled when the episode's time runs out,
+Inspect's retries included, and the episode ends as ``model_timeout`` (an infrastructure error, never a
+score). Whatever the provider returns that is not an answer (no choices, an error) is a model error,
+the episode's record kept.
 """
 from __future__ import annotations
 
@@ -24,7 +30,8 @@ from inspect_ai.model import GenerateConfig, Model
 from inspect_ai.util import LimitExceededError
 
 from lis.inspect.messages import assistant_from_inspect, to_inspect, tool_info, usage_from_inspect
-from lis.models.base import ChatResult, ContextLengthError, ModelError, Sampling
+from lis.models.base import ChatResult, ContextLengthError, ModelError, ModelTimeout, Sampling
+from lis.util import deadline
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "max_tokens": "length", "model_length": "length",
           "content_filter": "content_filter", "unknown": None}
@@ -47,6 +54,19 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[:300]}"
 
 
+class _TooLate(Exception):
+    """The episode's deadline passed inside ``generate``."""
+
+
+async def _bounded(call, left: float | None):
+    """``await call()``, cancelled after ``left`` seconds (None: unbounded); raises :class:`_TooLate` then."""
+    if left is None:
+        return await call()
+    with anyio.move_on_after(left):
+        return await call()
+    raise _TooLate()  # reached only when the deadline cancelled the call
+
+
 class InspectChatModel:
     """``chat()`` through an Inspect ``Model``; call it from a thread started by ``anyio.to_thread``."""
 
@@ -67,17 +87,33 @@ class InspectChatModel:
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
         t0 = time.monotonic()
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            raise ModelTimeout(f"{self.name}: the episode's time ran out before the model call")
         call = functools.partial(self.model.generate, to_inspect(messages), tools=self._tool_infos(tools),
                                  config=generate_config(sampling))
         try:
-            out = anyio.from_thread.run(call)
+            out = anyio.from_thread.run(_bounded, call, left)
+        except _TooLate:
+            raise ModelTimeout(f"{self.name}: no complete answer before the deadline (the episode's time limit "
+                               f"ran out after {time.monotonic() - t0:.1f} s in the model call, Inspect's retries "
+                               "included)", "check that the model server answers, or raise the episode's time limit "
+                               "(-T episode_timeout_s)") from None
         except LimitExceededError as e:
             self.limit = e
             raise SampleLimitReached(f"the sample's {e.type} limit was reached ({e.message})") from None
         except Exception as e:  # noqa: BLE001 - a provider's error after Inspect's own retries
             raise ModelError(f"{self.name} failed: {_one_line(e)}",
                              "check the model, its credentials and --model-base-url (Inspect retried already)") from e
-        msg = assistant_from_inspect(out.message)
+        if not out.choices:
+            raise ModelError(f"{self.name} failed: the reply has no choices"
+                             + (f" ({' '.join(out.error.split())[:300]})" if out.error else ""),
+                             "check the model server (Inspect retried already)")
+        try:
+            msg = assistant_from_inspect(out.message)
+        except Exception as e:  # noqa: BLE001 - a reply lis cannot read is the provider's failure, not the harness's
+            raise ModelError(f"{self.name} failed: its reply cannot be read ({_one_line(e)})",
+                             "check the model server") from e
         if out.stop_reason == "model_length" and not msg.get("content") and not msg.get("tool_calls"):
             raise ContextLengthError(f"{self.name}: the conversation no longer fits the model's context window")
         if out.error:

@@ -79,6 +79,8 @@ def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, pa
     from lis.inspect.solver import lis_agent
 
     domain = DOMAINS[name]
+    _check_numbers(limit=limit, seed=seed, max_turns=max_turns, max_context_tokens=max_context_tokens,
+                   episode_timeout_s=episode_timeout_s)
     if mode not in MODES:
         raise LisError(f"unknown mode {mode!r}", f"use -T mode= one of {', '.join(MODES)}")
     if mode == "sandbox_inline" and domain not in INLINE_DOMAINS:
@@ -98,6 +100,27 @@ def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, pa
                 scorer=lis_scorer(mode=mode, profile=profile, params=params),
                 sandbox=sandbox, epochs=Epochs(repeats, "mean"),
                 metadata={"lis_domain": domain, "mode": mode, "profile": p.profile, "tasks": len(tasks)})
+
+
+# task parameter → (smallest value, whole numbers only)
+NUMBERS = {"limit": (1, True), "seed": (0, True), "max_turns": (1, True), "max_context_tokens": (1, True),
+           "episode_timeout_s": (0, False)}
+
+
+def _check_numbers(**given) -> None:
+    """Each numeric task parameter given (``-T name=value``) a number in its range, or a one-line LisError
+    naming it (Inspect hands ``-T`` values over as YAML reads them: ``seed=xyz`` is a string)."""
+    for key, value in given.items():
+        if value is None:
+            continue
+        low, whole = NUMBERS[key]
+        ok = not isinstance(value, bool) and isinstance(value, int if whole else (int, float))
+        if ok and (value > low if key == "episode_timeout_s" else value >= low) and value == value:
+            continue
+        kind = "a whole number" if whole else "a number of seconds"
+        rng = f"above {low}" if key == "episode_timeout_s" else f"of {low} or more"
+        raise LisError(f"-T {key}={value!r} is not {kind} {rng}", f"give -T {key}= {kind} {rng}, or leave it out "
+                       "for the profile's")
 
 
 def _define(name: str, doc: str):
