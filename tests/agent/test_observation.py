@@ -33,11 +33,18 @@ def test_eighty_lines_pass_whole_eighty_one_are_cut():
 def test_one_huge_line_is_capped():
     o = obs(stdout="x" * 10_000_000)
     assert len(o) < 21000 and "characters truncated" in o
+    # the count is what was cut: 10,000,000 less the 2 × 10,000 kept (max_chars 20,000)
+    assert "\n<... 9980000 characters truncated ...>\n" in o
+    body = obs(stdout="x" * 20_001).split("[STDOUT]\n")[1]
+    assert body.count("x") == 20_000 and "<... 1 characters truncated ...>" in body
 
 
 def test_timeout_names_the_limit():
     o = obs(stdout="partial\n", exit_code=None, timed_out=True, reason="timeout")
     assert o.startswith("Exit code: -1") and "(>120s)" in o and "per-command time limit" in o and "partial" in o
+    # what sandboxd answers for a command it stopped at its time limit: killed by SIGKILL, exit 128 + 9
+    o = obs(stdout="partial\n", exit_code=137, timed_out=True, reason="timeout")
+    assert o.startswith("Exit code: -1\n") and "per-command time limit" in o
 
 
 def test_output_limit_and_restart_are_announced():

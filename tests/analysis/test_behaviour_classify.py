@@ -165,3 +165,25 @@ def test_parse_command_events():
     assert [(type(e).__name__, getattr(e, "path", None)) for e in p.events] == [("Run", "y.py")]
     p = parse_command("python3 -c 'print(\"a\")' && python3 -c \"print('it'\\''s')\"")
     assert [e.text for e in p.events if isinstance(e, Code)] == ['print("a")', "print('it'\\''s')"]
+
+
+def test_scripts_are_followed_three_levels_deep_and_no_deeper():
+    """A turn runs s1.sh, which runs s2.sh, which runs s3.sh, which runs s4.sh: the first three are read
+    (MAX_DEPTH 3: their rules count), the fourth is not (its curl is not evidence); the same for imports."""
+    files = [edit("create", f"/testbed/s{k}.sh", file_text=f"grep -c x /testbed/f{k}\nbash /testbed/s{k + 1}.sh\n")
+             for k in (1, 2, 3)]
+    files.append(edit("create", "/testbed/s4.sh", file_text="curl https://example.org\n"))
+    v = classify_episode(episode(*files, bash("bash /testbed/s1.sh")))
+    last = v.per_turn[-1]
+    assert last.followed == ("/testbed/s1.sh", "/testbed/s2.sh", "/testbed/s3.sh")
+    assert {e.where for e in last.evidence} >= {"script /testbed/s3.sh"}
+    assert "external" not in last.capabilities and "file" in last.capabilities
+    mods = [edit("create", f"/testbed/m{k}.py", file_text=f"import m{k + 1}\n") for k in (1, 2, 3)]
+    mods.append(edit("create", "/testbed/m4.py", file_text="import requests\nrequests.get('https://example.org')\n"))
+    v = classify_episode(episode(*mods, bash("python3 /testbed/m1.py")))
+    assert v.per_turn[-1].followed == ("/testbed/m1.py", "/testbed/m2.py", "/testbed/m3.py")
+    assert "external" not in v.per_turn[-1].capabilities
+    # one level less deep, the fourth file is read: its request is evidence
+    v = classify_episode(episode(*mods, bash("python3 /testbed/m2.py")))
+    assert v.per_turn[-1].followed == ("/testbed/m2.py", "/testbed/m3.py", "/testbed/m4.py")
+    assert "external" in v.per_turn[-1].capabilities

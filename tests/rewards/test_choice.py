@@ -69,3 +69,15 @@ def test_set_f1():
     assert set_f1({"A", "C"}, {"A", "C", "D"}) == pytest.approx(0.8)
     assert set_f1({"A"}, {"A"}) == 1.0
     assert set_f1(set(), {"A"}) == 0.0
+
+
+def test_full_width_commas_and_lower_case_golds():
+    # a gold written with the full-width comma (as some MedXpertQA-style rows are) is a multi-answer gold
+    s = score_choice("Answer: A, C", "A，C")
+    assert s.scorer == "set_f1" and s.value == 1.0
+    assert split_letters("a，c") == {"A", "C"}
+    # and a reply may use it too
+    assert extract_choices("Answer: A，C") == ["A", "C"] and extract_choices("A、C") == ["A", "C"]
+    # a lower-case gold letter is the upper-case option
+    assert score_choice("Answer: B", "b").value == 1.0 and score_choice("Answer: B", "(b)").value == 1.0
+    assert score_choice("Answer: C", "b").value == 0.0

@@ -111,3 +111,14 @@ def test_interleaved_unclosed_and_escaped_boxes_and_the_scan_limit():
     long = "\\boxed{early}" + " " * SCAN_LIMIT + "\\boxed{late}"
     spans = boxed_spans(long)
     assert [b.contents(long) for b in spans] == ["late"] and long[spans[0].start:].startswith("\\boxed{late}")
+
+
+def test_strip_thinking_keeps_what_follows_the_last_think_block():
+    from lis.rewards.extract import strip_thinking
+
+    two = "<think>first \\boxed{1}</think> draft \\boxed{2} <think>again \\boxed{3}</think> final \\boxed{4}"
+    assert strip_thinking(two) == " final \\boxed{4}"
+    assert last_boxed(strip_thinking(two)) == "4" and score("math", two, "4").value == 1.0
+    assert score("math", two, "2").value == 0.0  # the answer between the blocks is a draft, not the answer
+    assert strip_thinking("no blocks \\boxed{5}") == "no blocks \\boxed{5}"
+    assert strip_thinking("</think>") == ""
