@@ -55,11 +55,59 @@ def _read_yaml(path: Path) -> Any:
     except OSError as e:
         raise ParamsError(f"cannot read {path} ({e.strerror or e})", "give a readable YAML file") from None
     try:  # libyaml when the wheel has it: every lis command reads params.yaml, an overlay and the schema
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise ParamsError(f"{path}{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    except RecursionError:
+        raise ParamsError(f"{path}: nested deeper than the YAML reader can go", "params nest a few levels") from None
+    _check_size(data, path)
+    return data
+
+
+MAX_DEPTH = 64            # levels of nesting a params file may have (the schema's deepest is under 10)
+MAX_VALUES = 1_000_000    # values a params file may stand for once its aliases are expanded
+
+
+def _check_size(data: Any, path: Path) -> None:
+    """Refuse, in one line, a document nested past :data:`MAX_DEPTH`, one whose aliases expand past
+    :data:`MAX_VALUES` values (a few hundred bytes of aliases of aliases stand for billions) or one
+    whose alias refers to itself. One walk over the distinct containers, without recursion: every later
+    step (merging, copying, the schema) walks the expanded tree."""
+    if not isinstance(data, (dict, list)):
+        return
+    sizes: dict[int, tuple[int, int]] = {}  # id of a container -> (values it expands to, its depth)
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, closing = stack.pop()
+        kids = [v for v in (node.values() if isinstance(node, dict) else node) if isinstance(v, (dict, list))]
+        if not closing:
+            if id(node) in sizes:
+                continue
+            if id(node) in open_:
+                raise ParamsError(f"{path}: an alias refers to a value that holds it", "params cannot refer to themselves")
+            open_.add(id(node))
+            stack.append((node, True))
+            for kid in kids:
+                if id(kid) in open_:
+                    raise ParamsError(f"{path}: an alias refers to a value that holds it",
+                                      "params cannot refer to themselves")
+                if id(kid) not in sizes:
+                    stack.append((kid, False))
+            if len(open_) > MAX_DEPTH:
+                raise ParamsError(f"{path}: nested deeper than {MAX_DEPTH} levels", "params nest a few levels")
+            continue
+        open_.discard(id(node))
+        count = len(node) + sum(sizes[id(k)][0] for k in kids)
+        depth = 1 + max((sizes[id(k)][1] for k in kids), default=0)
+        if count > MAX_VALUES:
+            raise ParamsError(f"{path}: its aliases expand to more than {MAX_VALUES:,} values",
+                              "use aliases for a few shared settings, not aliases of aliases")
+        if depth > MAX_DEPTH:
+            raise ParamsError(f"{path}: nested deeper than {MAX_DEPTH} levels", "params nest a few levels")
+        sizes[id(node)] = (count, depth)
 
 
 def deep_merge(base: dict, over: dict) -> dict:

@@ -178,3 +178,30 @@ def test_the_papers_judge_is_shipped_and_its_commented_example_is_valid(proj):
         result = score("long_context", "12", "12", judge=judge, prompt="How many?")
         assert srv.requests[0]["model"] == "Qwen/Qwen3-235B-A22B-Instruct-2507"
     assert (result.value, result.scorer) == (1.0, f"judge:{JUDGE}")
+
+
+BOMB = "\n".join(['x_a0: &a0 ["x","x","x","x","x","x","x","x","x"]'] +
+                 [f"x_a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]) + "\n"
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("x_deep: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 64 levels"),
+    (BOMB, "aliases expand to more than 1,000,000 values"),     # ~400 bytes standing for 9^9 values
+    ("x_self: &s [1, *s]\n", "an alias refers to a value that holds it"),
+])
+def test_a_hostile_params_file_is_refused_in_one_line_and_fast(proj, extra, expected):
+    import time
+
+    path = proj / "params.yaml"
+    path.write_text(path.read_text() + extra)
+    t0 = time.monotonic()
+    r = lis(["lis", "params", "check", "--params", str(path)], check=False)
+    assert time.monotonic() - t0 < 30  # it used to crash (nesting) or run for minutes (the alias bomb)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr, r.stderr
+    assert expected in r.stderr, r.stderr
+
+
+def test_the_repositorys_own_aliases_are_fine():
+    # params.yaml's models share one &trained entry, the ci overlay a &tiny one
+    assert "&trained" in (ROOT / "params.yaml").read_text() and "&tiny" in (ROOT / "workflow/params/ci.yaml").read_text()
+    load(ROOT, profile="ci")
