@@ -61,7 +61,7 @@ def job_folders(paths: list[Path]) -> list[Path]:
         if (p / TRAJECTORIES).is_file():
             found.append(p)
             continue
-        below = sorted(t.parent for t in p.rglob(TRAJECTORIES)) if p.is_dir() else []
+        below = sorted(t.parent for t in p.rglob(TRAJECTORIES) if t.is_file()) if p.is_dir() else []
         if not below:
             raise LisError(f"no eval job in {p} (no {TRAJECTORIES} in it or below it)",
                            "run `lis eval run` (or `make paper`) first, or give the job's folder")

@@ -23,6 +23,7 @@ import json
 import math
 import logging
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
@@ -47,6 +48,9 @@ def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = F
     LisError line naming it (``hint``: how to fix it). ``missing_ok``: a missing file is None."""
     path = Path(path)
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # opening a FIFO would wait for a writer forever
+            raise LisError(f"{path} is {_kind(mode)}, not a file", hint)
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if missing_ok:
@@ -58,6 +62,14 @@ def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = F
         raise LisError(f"{path} is not UTF-8 text (byte {e.start})", hint) from None
     except OSError as e:
         raise LisError(f"{path} cannot be read ({e.strerror or e})", hint) from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def no_constant(name: str) -> Any:

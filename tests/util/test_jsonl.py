@@ -119,3 +119,23 @@ def test_the_grpo_step_log_is_read_tolerantly(tmp_path):
     with open(log.path, "a", encoding="utf-8") as f:
         f.write('{"step": 3, "lo')
     assert log.rows() == [{"step": 1, "loss": 0.5}, {"step": 2, "loss": 0.3}]
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path):
+    """Opening a FIFO blocks until a writer comes: a path that is one is refused at once, in one line."""
+    import os
+    import time
+
+    from lis.util.jsonl import read_text
+
+    fifo = tmp_path / "trajectories.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(LisError, match="is a named pipe"):
+        read_text(fifo)
+    job = tmp_path / "data/eval/m/math/sandbox"
+    job.mkdir(parents=True)
+    os.mkfifo(job / "trajectories.jsonl")
+    t0 = time.monotonic()
+    r = lis(["lis", "export", "inspect", str(job), "--out", str(tmp_path / "logs")], check=False)
+    one_line_error(r, "no eval job")
+    assert time.monotonic() - t0 < 30
