@@ -93,8 +93,9 @@ class LocalHFModel:
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None, device: str | None = "auto", dtype: str = "auto",
-             **kwargs: Any) -> "LocalHFModel":
-        """Load model and tokenizer from a local folder (a folder path never reaches the hub).
+             key: str = "path", **kwargs: Any) -> "LocalHFModel":
+        """Load model and tokenizer from a local folder (a folder path never reaches the hub). ``key``: the
+        key of the models entry that named the folder (what a missing folder's hint says to fix).
 
         Raises ModelError when the folder is missing or does not hold a loadable model.
         """
@@ -107,7 +108,8 @@ class LocalHFModel:
         label = name or folder.name
         if not (folder / "config.json").is_file():
             raise ModelError(f"model '{label}': no model folder at {folder} (config.json missing)",
-                             f"build it (lis model tiny --out {folder}) or fix models.{label}.model")
+                             f"build it first (`make paper` builds every model trained here, `lis train <stage>` "
+                             f"one of them) or fix models.{label}.{key}")
         device = resolve_device(device)
         if dtype == "auto":
             bf16 = device.startswith("cuda") and torch.cuda.is_bf16_supported()

@@ -59,6 +59,7 @@ _REQUESTED = re.compile(r"requested (?:a total of )?(\d+) tokens", re.I)
 _PROMPT = re.compile(r"(\d+) in the messages|(\d+) input tokens|(\d+) tokens from the input", re.I)
 CONNECT_ATTEMPTS = 3    # a refused connection or an unknown host: tried this often in all (if max_retries allows)
 CONNECT_BACKOFF_MAX_S = 1.0  # ... with at most this long between tries: then it fails (a few seconds, not 30)
+CONNECT_FAILED = "connection failed"  # nothing listens at the URL: the reason of a refused connection's retry
 MAX_REPLY_BYTES = 16 << 20  # a reply body past this is not read (models.<name>.max_reply_bytes)
 WATCH_S = 0.1           # how often the deadline watcher looks
 MIN_ROOM = 256          # fewer tokens left than this: the conversation is over (ContextLengthError)
@@ -182,7 +183,7 @@ class OpenAIChatModel:
                         raise self._too_late(scope) from None
                     raise TryAgain(f"no answer within {timeout:g} s") from None
                 except openai.APIConnectionError as e:  # nothing listens there (or no such host)
-                    raise TryAgain(f"connection failed ({_cause(e)})", quick=True) from None
+                    raise TryAgain(f"{CONNECT_FAILED} ({_cause(e)})", quick=True) from None
                 except openai.APIError as e:  # e.g. a 200 whose body is not a chat completion
                     raise ModelError(f"model '{self.name}' at {self.base_url}: unusable response "
                                      f"({' '.join(str(e).split())[:200]})", "check that the URL is an OpenAI-compatible "
@@ -191,7 +192,8 @@ class OpenAIChatModel:
 
         def give_up(reason: str, n: int) -> ModelError:
             return ModelError(f"model '{self.name}' at {self.base_url}: {reason}; gave up after {n} "
-                              f"attempt{'s' if n > 1 else ''}", self._hint(None))
+                              f"attempt{'s' if n > 1 else ''}", self._hint(None, answered=not reason.startswith(
+                                  CONNECT_FAILED)))
 
         scope = deadline.current()
         return with_retries(once, attempts=self.max_retries + 1, backoff=self._backoff, give_up=give_up,
@@ -311,13 +313,17 @@ class OpenAIChatModel:
         return ChatResult(message={"role": "assistant", "content": note}, usage=Usage(), latency_s=latency_s,
                           finish_reason="length", reply_cut=read)
 
-    def _hint(self, status: int | None) -> str:
+    def _hint(self, status: int | None, answered: bool = False) -> str:
+        """How to fix a failed call: by the status the server gave, or (None) by whether it answered at all."""
         if status in (401, 403):
             return f"set the API key in ${self.api_key_env} or fix models.{self.name}.api_key_env"
         if status == 404:
             return f"fix models.{self.name}.model (the served model name) or models.{self.name}.base_url"
         if status is not None and 400 <= status < 500:
             return f"check models.{self.name}.sampling and what the server supports"
+        if answered:  # it is running: what it sends is the problem
+            return (f"the server runs but its replies are not usable chat completions: check its log, and that "
+                    f"models.{self.name}.base_url is its OpenAI-compatible endpoint (…/v1)")
         return f"start the server or fix models.{self.name}.base_url"
 
     # -- response ----------------------------------------------------------------------------

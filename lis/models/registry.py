@@ -73,7 +73,8 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
     if not path:
         raise ModelError(f"models.{name}: a local model needs `model` (or `path`): its folder",
                          f"set models.{name}.model to a transformers model folder")
-    return LocalHFModel.load(Path(path), name=name, device=spec.get("device", "auto"), dtype=spec.get("dtype", "auto"),
+    return LocalHFModel.load(Path(path), name=name, key="path" if spec.get("path") else "model",
+                             device=spec.get("device", "auto"), dtype=spec.get("dtype", "auto"),
                              sampling=sampling, seed=spec.get("seed"), max_context=spec.get("max_context"),
                              max_batch=int(spec.get("max_batch", 64)), max_batch_tokens=spec.get("max_batch_tokens"),
                              prefix_cache_mb=spec.get("prefix_cache_mb"))

@@ -96,6 +96,7 @@ def test_a_server_that_never_answers_well_ends_lis_run_as_a_model_error(tmp_path
     (run_dir,) = list((tmp_path / "out").iterdir())
     traj = json.loads((run_dir / "trajectory.json").read_text())
     assert traj["termination"] == "model_error" and "is not JSON" in traj["error"] and srv.base_url in traj["error"]
+    assert "start the server" not in r.stderr and "the server runs" in r.stderr, r.stderr  # it is running
     assert srv.served == ["invalid_json"] * 3  # 1 + max_retries attempts
 
 

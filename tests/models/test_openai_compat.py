@@ -228,3 +228,12 @@ def test_a_server_that_is_not_openai_compatible(unused_port):
         with pytest.raises(ModelError) as err:
             OpenAIChatModel("web", base_url=url, max_retries=0).chat(USER)
     assert "\n" not in err.value.one_line() and "models.web.base_url" in err.value.hint
+
+
+def test_a_server_that_answers_badly_is_not_told_to_be_started():
+    """A running server that fails every attempt (500s): the hint is about what it sends, not about starting it."""
+    with ChatServer(ScriptedModel(["ok"]), fail_first=10, fail_status=500) as srv:
+        with pytest.raises(ModelError) as err:
+            client(srv, max_retries=1).chat(USER)
+    assert "gave up after 2 attempts" in str(err.value)
+    assert "start the server" not in err.value.hint and "the server runs" in err.value.hint, err.value.hint

@@ -71,3 +71,7 @@ def test_missing_local_folder(tmp_path):
     with pytest.raises(ModelError) as err:
         build_model("m", {"backend": "local", "model": str(tmp_path / "missing")})
     assert "no model folder" in str(err.value) and "missing" in str(err.value)
+    assert "models.m.model" in err.value.hint and "lis model tiny" not in err.value.hint  # the key it was given
+    with pytest.raises(ModelError) as err:
+        build_model("sft", {"backend": "local", "path": str(tmp_path / "missing")})
+    assert "models.sft.path" in err.value.hint and "lis train" in err.value.hint, err.value.hint
