@@ -165,7 +165,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def interrupted_line() -> str:
-    """ "interrupted at <how far the work got>; run again to resume" (``lis.util.progress.at``)."""
+    """ "interrupted at <how far the work got>; run again to resume" (``lis.util.progress.at``), or the
+    command's own line (``lis.util.progress.when_stopped``: a server's normal end)."""
+    own = progress.stopped_line()
+    if own:
+        return own
     where = progress.where()
     return f"interrupted{f' at {where}' if where else ''}; run again to resume"
 

@@ -29,6 +29,7 @@ from lis.serve.server import run_server
 from lis.serve.settings import RUN_PREFIX, ServeSettings
 from lis.serve.state import ServeState
 from lis.serve.sweep import sweep_earlier
+from lis.util import progress
 from lis.util.log import setup_logging
 
 log = logging.getLogger("lis.serve")
@@ -76,4 +77,6 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     auth.warn_if_open(keys, s.api_key_env, f"{s.host}:{s.port}")
     state = ServeState(settings=s, model=build_model(name, spec), agent=cfg, sandbox=sb_cfg, run_id=run_id,
                        engines=engines, keys=keys)
+    progress.when_stopped(lambda: f"lis serve: stopped; episodes served: {state.counts['episodes']}, "
+                                  f"cancelled by the stop: {state.counts['interrupted']}")
     run_server(state)

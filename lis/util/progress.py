@@ -19,6 +19,19 @@ def where() -> str | None:
     return _where[0] if _where else None
 
 
+_stopped: list = []  # what a command says when a signal stops it, instead of "interrupted ...; run again to resume"
+
+
+def when_stopped(line) -> None:
+    """``line()`` (a callable giving one line) is what this process says when SIGINT or SIGTERM stops it: for
+    a command whose normal end is a signal (a server), "interrupted; run again to resume" would be wrong."""
+    _stopped[:] = [line]
+
+
+def stopped_line() -> str | None:
+    return _stopped[0]() if _stopped else None
+
+
 class Progress:
     def __init__(self, name: str, total: int, done: int = 0, fields: tuple[str, ...] = ()):
         self.name, self.total, self.done = name, total, done

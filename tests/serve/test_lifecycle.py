@@ -37,7 +37,9 @@ def test_sigterm_cancels_episodes_and_leaves_no_container(tmp_path, docker_clien
         log = srv.log_text()
         assert "shutting down: 1 running episode(s) cancelled" in log
         assert "Traceback" not in log
-        assert log.rstrip().splitlines()[-1] == "interrupted; run again to resume", log[-500:]
+        # a server's normal end: it says it stopped and what it served (not "interrupted; run again to resume")
+        assert log.rstrip().splitlines()[-1] == "lis serve: stopped; episodes served: 1, cancelled by the stop: 1", \
+            log[-500:]
 
 
 def dead_pid() -> int:
