@@ -676,9 +676,13 @@ def main():
     # started by a host that blocks or ignores SIGINT (a command started with `&` by a script ignores
     # it) would give the shell a SIGINT it cannot trap, and a timeout or the output cap could no
     # longer abandon the rest of a command. Everything in the sandbox starts as a fresh Python would.
+    # No handler of our own either: sandboxd is PID 1 of its namespace, and the kernel does not deliver to
+    # a namespace's init a signal it left at its default, unless SIGKILL or SIGSTOP from outside. So the
+    # agent (the same user) cannot end the sandbox with `kill -TERM 1` (a handler that exits made it lose an
+    # answer already written); the host ends it with SIGKILL (container removal, bwrap's parent dying).
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
     chan = Channel()
     hello, _ = chan.recv(None)
     cfg = hello.get("config", {})

@@ -212,6 +212,17 @@ def test_supervisor_cannot_be_forged_or_killed(sb):
     assert sb.exec("echo still").stdout == "still\n"
 
 
+def test_the_agent_cannot_end_the_sandbox_by_signalling_its_supervisor(sb):
+    """Every signal the agent can send to PID 1 (sandboxd, the same user) leaves it running: the answer already
+    written is still read (a SIGTERM handler that exited used to lose it)."""
+    r = sb.exec("echo 42 > /testbed/answer.txt; for s in TERM INT HUP QUIT USR1 USR2 ALRM PIPE KILL STOP CONT; do "
+                "kill -$s 1 && echo sent-$s; done; sleep 0.3; grep -E '^State' /proc/1/status")
+    assert r.exit_code == 0 and "sent-TERM" in r.stdout and "sent-KILL" in r.stdout, r
+    assert "stopped" not in r.stdout.lower().split("state:")[-1], r.stdout
+    assert sb.exec("echo still").stdout == "still\n"
+    assert sb.read_file("/testbed/answer.txt") == b"42\n"
+
+
 def test_runaway_background_job_does_not_block_the_next_command(sb):
     sb.exec("(while :; do echo spam; sleep 0.01; done) > /dev/null 2>&1 &")
     t0 = time.monotonic()
