@@ -150,7 +150,7 @@ def test_concurrent_calls_match_sequential(random_model, prompt):
 def test_missing_folder_is_a_model_error(tmp_path):
     with pytest.raises(ModelError) as err:
         LocalHFModel.load(tmp_path / "nope", name="small")
-    assert "nope" in str(err.value) and "models.small.model" in err.value.hint
+    assert "nope" in str(err.value) and "models.small.path" in err.value.hint
 
 
 def test_unset_sampling_falls_back_to_the_generation_config(random_model, prompt, open_prompt):

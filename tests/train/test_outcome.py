@@ -7,6 +7,8 @@ import pytest
 from lis.agent.trajectory import FINISHED, INFRA, Trajectory
 from lis.train.rollout.outcome import classify
 
+pytestmark = [pytest.mark.training]  # tests/train's rule (tests/test_markers.py); it trains nothing
+
 
 @pytest.mark.parametrize("termination, reward, want", [
     ("submitted", 1.0, ("submitted", None)),
