@@ -24,6 +24,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from lis.sandbox.seccomp import bpf_program
 from lis.sandbox.base import BOOT, ExecResult, Sandbox, SandboxError, _Channel
 from lis.sandbox.cgroups import Cgroup
 from lis.paths import cache_dir
@@ -144,16 +145,24 @@ class BwrapSandbox(Sandbox):
         c = self.config
         self.id = f"lis-{c.run_id}-{uuid.uuid4().hex[:8]}"
         argv = self._argv()
+        # lis's seccomp filter (lis/sandbox/seccomp.py), read by bwrap from a pipe before it runs sandboxd
+        program = bpf_program()
+        rfd, wfd = os.pipe()
+        os.write(wfd, program)
+        os.close(wfd)
+        argv[argv.index("--"):argv.index("--")] = ["--seccomp", str(rfd)]
         self.cgroup = Cgroup(self.id, c.limits.memory_mb, c.limits.cpus, c.limits.pids)
         limited = self.cgroup.create()
         self.info["limits"] = f"cgroup {self.cgroup.kind}" if limited else "rlimits (no writable cgroup)"
         try:
             self.proc = _SPAWNER.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, preexec_fn=self.cgroup.enter if limited else None,
-                                        bufsize=0).result()
+                                        bufsize=0, pass_fds=(rfd,)).result()
         except OSError as e:
             self.cgroup.remove()
             raise SandboxError(f"cannot start bubblewrap ({e})", "check `lis doctor`") from None
+        finally:
+            os.close(rfd)
         threading.Thread(target=self._pump_stderr, daemon=True).start()
         return _PipeChannel(self.proc)
 

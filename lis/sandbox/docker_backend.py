@@ -20,6 +20,11 @@ import uuid
 from lis.sandbox.base import BOOT, Sandbox, SandboxError, _Channel
 from lis.sandbox.engine import connect
 from lis.sandbox.labels import sandbox_labels
+from lis.sandbox.seccomp import docker_profile
+
+
+# How long a start cut by a signal during its create call looks for the container the engine may still make
+CREATE_RACE_S = 2.0
 
 
 class _AttachChannel(_Channel):
@@ -84,11 +89,14 @@ class DockerSandbox(Sandbox):
         self.container = None
         self._client = None
         self._created_at = 0.0
+        self._creating = False
+        self._made = False
 
     def _on_stderr(self, data: bytes) -> None:
         self._note_stderr(data.decode("utf-8", "replace"))
 
     def _start(self) -> _Channel:
+        import docker.errors
         import docker.types
 
         c = self.config
@@ -110,15 +118,31 @@ class DockerSandbox(Sandbox):
                        c.home: f"size={lim.home_mb}m,{tmpfs_opts},mode=0755"},
                 mem_limit=f"{lim.memory_mb}m", memswap_limit=f"{lim.memory_mb}m",
                 nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.pids,
-                cap_drop=["ALL"], security_opt=["no-new-privileges"], init=False,
+                cap_drop=["ALL"], security_opt=["no-new-privileges", f"seccomp={docker_profile()}"], init=False,
                 ulimits=[docker.types.Ulimit(name="nofile", soft=lim.nofile, hard=lim.nofile),
                          docker.types.Ulimit(name="core", soft=0, hard=0)],
                 log_config=docker.types.LogConfig(type="none"), auto_remove=True)
-            created = api.create_container(
-                c.image, ["python3", "-c", BOOT], name=name, hostname="sandbox", user=f"{c.uid}:{c.uid}",
-                working_dir=c.workdir, environment={"HOME": c.home}, labels=sandbox_labels(c, backend="docker"),
-                stdin_open=True, detach=False, tty=False, host_config=host_config)  # => StdinOnce: stop when we hang up
+            self._creating = True
+            try:
+                created = api.create_container(
+                    c.image, ["python3", "-c", BOOT], name=name, hostname="sandbox", user=f"{c.uid}:{c.uid}",
+                    working_dir=c.workdir, environment={"HOME": c.home}, labels=sandbox_labels(c, backend="docker"),
+                    stdin_open=True, detach=False, tty=False, host_config=host_config)  # => StdinOnce: stop when we hang up
+            except BaseException as e:
+                # unless the engine answered (an API error), the request may have reached it (a signal cut our
+                # wait for its answer): a created, never-started container would stay for good (auto_remove
+                # acts when a container stops)
+                self._remove_by_name(name, wait_s=0.0 if isinstance(e, docker.errors.APIError) else CREATE_RACE_S)
+                raise
+            finally:
+                self._creating = False
+            self._made = True  # the engine made it: from here _destroy removes it, by name if need be
+            if self._closed:  # closed while the engine created it (a signal's close_all, from another thread)
+                self._remove_by_name(name, wait_s=0.0)
+                raise SandboxError(f"sandbox {name} was closed while it started")
             self.container = self._client.containers.get(created["Id"])
+        except SandboxError:
+            raise
         except Exception as e:
             raise SandboxError(f"cannot create a sandbox from image {c.image} ({' '.join(str(e).split())[:200]})",
                                "build it with `lis image build` and check `lis doctor`") from None
@@ -150,11 +174,32 @@ class DockerSandbox(Sandbox):
 
     def _destroy(self) -> None:
         if self.container is None:
+            if (self._creating or self._made) and self.id:  # its create call in flight or just answered: by name
+                self._remove_by_name(self.id, wait_s=0.0)
             return
         try:
             self.container.remove(force=True)
         except Exception:
             pass  # already gone (auto_remove) or the engine is down: `lis sandbox cleanup` sweeps by label
+
+    def _remove_by_name(self, name: str, wait_s: float) -> None:
+        """Remove the container ``name`` if it exists; while it does not, look again for ``wait_s`` seconds
+        (a create request the engine has not finished). Never raises."""
+        import docker.errors
+
+        if self._client is None:
+            return
+        until = time.monotonic() + wait_s
+        while True:
+            try:
+                self._client.api.remove_container(name, force=True)
+                return
+            except docker.errors.NotFound:
+                if time.monotonic() >= until:
+                    return
+            except Exception:  # noqa: BLE001 - the engine is down: `lis sandbox cleanup` sweeps by label
+                return
+            time.sleep(0.05)
 
     def raw_exec(self, argv: list[str]):
         """A plain ``docker exec`` in this sandbox (the official runtime's way; benchmarks compare)."""

@@ -246,3 +246,47 @@ def test_root_only_files_are_unreadable(sb):
     r = sb.exec("ls /root", timeout=20)
     assert r.exit_code != 0 and "Permission denied" in r.stderr, (r.stdout, r.stderr)
     assert sb.exec("head -1 /etc/passwd", timeout=20).stdout.startswith("root:")  # what others may read, they read
+
+
+PROBE = r"""
+import ctypes, errno, json
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+calls = {"io_uring_setup": (425, 1, ctypes.addressof(buf)), "keyctl": (250, 0, 0), "add_key": (248, 0, 0),
+         "request_key": (249, 0, 0), "bpf": (321, 0, 0), "perf_event_open": (298, 0, 0), "userfaultfd": (323, 0, 0),
+         "unshare(CLONE_NEWUSER)": (272, 0x10000000, 0), "setns": (308, 0, 0)}
+out = {}
+for name, (nr, a, b) in calls.items():
+    r = libc.syscall(nr, ctypes.c_long(a), ctypes.c_long(b), 0, 0, 0)
+    out[name] = "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+print(json.dumps(out))
+"""
+
+
+def test_the_seccomp_filter_refuses_the_kernels_riskier_calls(sb):
+    """lis's filter (lis/sandbox/seccomp.py) on both backends: io_uring, the keyring, bpf, perf events,
+    userfaultfd and namespaces fail with EPERM (x86_64 numbers; the suite runs there)."""
+    import json
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe's syscall numbers are x86_64's")
+    sb.write_file("/tmp/probe.py", PROBE)
+    r = sb.exec("python3 /tmp/probe.py")
+    assert r.exit_code == 0, r
+    assert json.loads(r.stdout) == {name: "EPERM" for name in json.loads(r.stdout)} and len(json.loads(r.stdout)) == 9
+    assert "Operation not permitted" in sb.exec("unshare -U true 2>&1").stdout
+
+
+def test_the_agents_usual_work_runs_under_the_filter(sb):
+    """What an agent does all day still works: Python with threads and processes, a venv with pip, git, sqlite,
+    shell pipelines and background jobs."""
+    script = ("set -e; cd /tmp; python3 -c 'import concurrent.futures as f, multiprocessing as m; "
+              "print(sum(f.ThreadPoolExecutor(4).map(abs, [-1, -2])), m.Pool(2).map(abs, [-3])[0])'; "
+              "python3 -m venv v && v/bin/python -m pip --version | cut -d' ' -f1; "
+              "git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && "
+              "git log --oneline | wc -l; cd ..; python3 -c 'import sqlite3; print(sqlite3.connect(\":memory:\")"
+              ".execute(\"select 6*7\").fetchone()[0])'; (sleep 0.1; echo bg) & wait; seq 5 | sort -r | head -1")
+    r = sb.exec(script, timeout=120)
+    assert r.exit_code == 0, r
+    assert r.stdout.split() == ["3", "3", "pip", "1", "42", "bg", "5"], r.stdout
