@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -182,26 +183,51 @@ def test_sft_lowers_the_loss_resumes_and_loads_in_the_local_backend(tiny_base_di
     model = LocalHFModel.load(tmp_path / "sft", name="sft", device="cpu", seed=0)
     res = model.chat([{"role": "user", "content": "hi"}], TOOLS, Sampling(max_tokens=8, seed=1))
     assert res.completion_ids and len(res.completion_ids) <= 8
-    # a run killed after its checkpoint at step 20 resumes from it and ends with the very weights of
-    # an uninterrupted run (the same batches in the same order; optimizer and scheduler restored)
-    s20 = SFTSettings(**{**s.__dict__, "steps": 40, "checkpoint_every": 20})
+    # a run killed after a checkpoint resumes from it and ends with the very weights of an uninterrupted run (the
+    # same batches in the same order; optimizer, scheduler and losses restored), killed at three steps in the
+    # middle of a pass of the data and before the run's middle (where resuming used to replay some batches)
     import pytorch_lightning as pl
+
+    from lis.train.sft.module import LengthBatches
+    from lis.train.sft.data import examples_from_records
+
+    s40 = SFTSettings(**{**s.__dict__, "steps": 40, "checkpoint_every": 1})
 
     class Killed(Exception):
         pass
 
     class Kill(pl.Callback):
+        def __init__(self, at: int):
+            self.at = at
+
         def on_train_batch_end(self, trainer, *a):
-            if trainer.global_step >= 25:  # after the checkpoint at step 20
+            if trainer.global_step >= self.at:  # after the checkpoint of step `at` (every step has one)
                 raise Killed
 
-    ck2 = tmp_path / "ck2"
-    with pytest.raises(Killed):
-        _train_with_callback(tiny_base_dir, records, tmp_path / "killed", s20, ck2, Kill())
-    assert (ck2 / "last.ckpt").is_file() and not (tmp_path / "killed").exists()
-    resumed = train_sft(tiny_base_dir, records, tmp_path / "killed", s20, ckpt_dir=ck2)
-    straight = train_sft(tiny_base_dir, records, tmp_path / "straight", s20, ckpt_dir=tmp_path / "ck3")
-    assert resumed["resumed"] and resumed["weights_sha256"] == straight["weights_sha256"]
+    straight = train_sft(tiny_base_dir, records, tmp_path / "straight", s40, ckpt_dir=tmp_path / "ck-straight")
+    from transformers import AutoTokenizer
+
+    import random
+
+    order = random.Random(s40.seed).sample(range(len(records)), len(records))  # train_sft's held-out split
+    train_recs = [records[i] for i in order[int(len(records) * s40.held_out):]]
+    train, _ = examples_from_records(train_recs, AutoTokenizer.from_pretrained(tiny_base_dir), s40.max_tokens)
+    per_pass = len(LengthBatches(train, s40.batch_size, s40.steps, s40.seed).batches)
+    # three steps in the middle of a pass (not a multiple of the pass's length) and before the run's middle
+    middle = [k for k in range(2, s40.steps // 2) if k % per_pass]
+    kills = (middle[len(middle) // 4], middle[len(middle) // 2], middle[-1])
+    assert per_pass < s40.steps // 2 and len(set(kills)) == 3, per_pass  # at least one pass ends before them
+    for k in kills:
+        ck = tmp_path / f"ck{k}"
+        with pytest.raises(Killed):
+            _train_with_callback(tiny_base_dir, records, tmp_path / f"killed{k}", s40, ck, Kill(k))
+        assert (ck / "last.ckpt").is_file() and not (tmp_path / f"killed{k}").exists()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*dataloader is not resumable.*")  # Lightning's warning: gone
+            resumed = train_sft(tiny_base_dir, records, tmp_path / f"killed{k}", s40, ckpt_dir=ck)
+        assert resumed["resumed"] and resumed["weights_sha256"] == straight["weights_sha256"], k
+        # the manifest counts the whole run: every step and its losses, not only the resumed process's
+        assert resumed["steps_done"] == 40 and resumed["loss"] == straight["loss"], (k, resumed["loss"])
 
 
 def test_sft_is_bit_reproducible_with_the_same_seed_and_threads(tiny_base_dir, teacher_records, tmp_path):

@@ -12,24 +12,67 @@ from lis.train.sft.data import Example, batch_loss, length_batches
 
 class LengthBatches(torch.utils.data.Dataset):
     """Batches of examples of similar length (little padding), visited in a seeded order that is
-    shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None)."""
+    shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None). Item ``i`` is
+    the batch of optimizer step ``i`` (this process's share of it under DDP)."""
 
-    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0, rank: int = 0,
-                 world: int = 1):
+    def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, rank: int = 0, world: int = 1):
         batches = length_batches(data, batch_size)
         rng = random.Random(seed)
         order: list[int] = []
         while len(order) < steps * world:
             order += rng.sample(range(len(batches)), len(batches))
-        # one optimizer step takes ``world`` consecutive batches of the order, one per process (rank r the
-        # r-th); a resumed run starts at the step its checkpoint reached: the same batches, in the same order
-        self.batches, self.order = batches, order[start * world + rank:steps * world:world]
+        # one optimizer step takes ``world`` consecutive batches of the order, one per process (rank r the r-th)
+        self.batches, self.order = batches, order[rank:steps * world:world]
+        self.order_digest = _digest(order[:steps * world])  # every process's: the same on each rank
 
     def __len__(self) -> int:
         return len(self.order)
 
     def __getitem__(self, i: int) -> list[Example]:
         return self.batches[self.order[i]]
+
+
+class FromStep(torch.utils.data.Sampler):
+    """Steps ``start`` .. ``steps`` - 1, while its length is the whole run's: Lightning, resuming at
+    ``start``, counts the batches already done in the epoch, and ends the epoch at this length. (A loader of
+    only the remaining batches ended the epoch early, and the next one began again at ``start``: a run
+    resumed before its middle trained on some batches twice and never on others.)"""
+
+    def __init__(self, steps: int, start: int = 0):
+        self.steps, self.start = steps, start
+
+    def __iter__(self):
+        return iter(range(self.start, self.steps))
+
+    def __len__(self) -> int:
+        return self.steps
+
+
+class StepLoader(torch.utils.data.DataLoader):
+    """The SFT batches from the step a run resumes at. Resumable in Lightning's sense (``state_dict``): the
+    position is the checkpoint's step; the state records what the order was made of, and a checkpoint whose
+    data, seed or length differ from this run's is refused (its steps would not continue this order)."""
+
+    def __init__(self, dataset: LengthBatches, steps: int, start: int, seed: int):
+        super().__init__(dataset, batch_size=None, sampler=FromStep(steps, start), collate_fn=_keep, num_workers=0)
+        self.identity = {"seed": seed, "steps": steps, "batches": len(dataset.batches),
+                         "order": dataset.order_digest}
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(self.identity)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state and state != self.identity:
+            from lis.errors import LisError
+
+            raise LisError(f"the SFT checkpoint was made with other data or settings ({state} vs {self.identity})",
+                           "delete the checkpoint folder to start again, or restore the data and sft settings")
+
+
+def _digest(order: list[int]) -> str:
+    import hashlib
+
+    return hashlib.sha256(",".join(map(str, order)).encode()).hexdigest()[:16]
 
 
 def _keep(batch: list[Example]) -> list[Example]:
@@ -62,6 +105,12 @@ class SFTModule(pl.LightningModule):
         self.log("train/tokens", float(sum(len(ex.ids) for ex in batch)), reduce_fx="sum", batch_size=len(batch))
         return loss
 
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["lis_losses"] = list(self.losses)  # a resumed run reports the whole run's steps and losses
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.losses = list(checkpoint.get("lis_losses") or [])
+
     def on_train_end(self) -> None:
         """What every process trained (gathered from all of them: evidence that each rank did its share)."""
         first = self.losses[0] if self.losses else float("nan")
@@ -81,9 +130,8 @@ class SFTModule(pl.LightningModule):
 
 
 def loader(data: list[Example], batch_size: int, steps: int, seed: int, start: int = 0, rank: int = 0,
-           world: int = 1) -> torch.utils.data.DataLoader:
-    return torch.utils.data.DataLoader(LengthBatches(data, batch_size, steps, seed, start, rank, world),
-                                       batch_size=None, shuffle=False, collate_fn=_keep, num_workers=0)
+           world: int = 1) -> StepLoader:
+    return StepLoader(LengthBatches(data, batch_size, steps, seed, rank, world), steps, start, seed)
 
 
 class SFTData(pl.LightningDataModule):
