@@ -16,3 +16,10 @@ def sandbox_labels(config, backend: str) -> dict[str, str]:
         "lis.owner": f"{socket.gethostname()}:{os.getpid()}",
         "lis.expires": str(int(time.time() + config.lifetime_s)),
     }
+
+
+def helper_labels(run: str, lifetime_s: float) -> dict[str, str]:
+    """Labels of a short-lived helper container of ours (the image probe): swept like a sandbox once its
+    owner is gone or its time is up, never while this process still uses it."""
+    return {MANAGED: "true", "lis.run": run, "lis.owner": f"{socket.gethostname()}:{os.getpid()}",
+            "lis.expires": str(int(time.time() + lifetime_s))}

@@ -11,6 +11,7 @@ from lis.errors import EngineError, ImageBuildError
 from lis.paths import cache_dir, rootfs_dir
 from lis.sandbox.bwrap_backend import bwrap_available
 from lis.sandbox.engine import HINT, connect
+from lis.sandbox.labels import helper_labels
 from lis.sandbox.image.bootstrap import build_rootfs, check_can_bootstrap, import_rootfs
 from lis.sandbox.image.dockerfile import build_dockerfile, registry_answers
 from lis.sandbox.image.spec import ImageSpec
@@ -122,7 +123,7 @@ def _image_exists(client, tag: str):
 def inspect_image(client, tag: str, timeout: float = 120) -> dict:
     """Run the probe in a throw-away, labelled, network-less container; always remove it."""
     container = client.containers.create(tag, ["python3", "-c", PROBE], network_mode="none",
-                                         labels={"lis.managed": "true", "lis.run": "image-inspect"})
+                                         labels=helper_labels("image-inspect", timeout + 60))
     try:
         container.start()
         status = container.wait(timeout=timeout)
