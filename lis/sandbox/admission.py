@@ -10,7 +10,9 @@ machine share the limit. The state is lock files in the cache folder (``<cache>/
 
 - ``slot-<i>``: one ``flock`` per sandbox starting; the kernel releases it when its holder ends,
   however it ends, so a killed process never holds a slot;
-- ``rate``: the start times of the last second (JSON), read and written under ``rate.lock``.
+- ``rate``: the starts that still count for the per-second limit (JSON: admitted at, ended at, pid), read
+  and written under ``rate.lock``; a start counts from its admission to one second after its end, so the
+  limit holds for the moments the engine creates the sandboxes, not only for the admissions.
 
 A wait ends early on cancellation (:mod:`lis.util.cancel`).
 """
@@ -20,6 +22,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -51,10 +54,57 @@ def _take_slot(where: Path, n: int, deadline: float | None) -> int:
         time.sleep(POLL_S)
 
 
-def _take_rate(where: Path, per_s: float) -> None:
-    """Wait until fewer than ``per_s`` starts were admitted in the last second; then count this one."""
+STUCK_S = 120.0  # a start not marked done after this long belongs to a process that died mid-start
+
+
+def _rate_state(state: Path, now: float) -> list[dict]:
+    """The starts that still count (see :func:`_take_rate`), as read from ``state`` (garbage reads as none)."""
+    try:
+        rows = json.loads(state.read_text() or "[]")
+    except (OSError, ValueError):
+        return []
+    keep = []
+    for r in rows if isinstance(rows, list) else []:
+        if not isinstance(r, dict) or not isinstance(r.get("t"), (int, float)):
+            continue
+        done = r.get("done")
+        if isinstance(done, (int, float)):
+            if done > now - 1.0:
+                keep.append(r)
+        elif now - r["t"] < STUCK_S and _alive(r.get("pid")):
+            keep.append(r)
+    return keep
+
+
+def _alive(pid) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_state(state: Path, rows: list[dict]) -> None:
+    tmp = state.with_name(f"rate.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(rows))
+    tmp.replace(state)
+
+
+def _take_rate(where: Path, per_s: float) -> str | None:
+    """Wait until this start cannot make more than ``per_s`` sandboxes created in any one second, then count
+    it; returns its token for :func:`_done_rate` (None: no rate limit).
+
+    A start's sandbox is created at some moment between its admission and its end, so a start counts from its
+    admission until one second after its end (its end: :func:`_done_rate`, when the start is over). A new start
+    is admitted while fewer than ``per_s`` starts count: then any two sandboxes created less than a second
+    apart were both counted when the later was admitted, whatever the engine's delays. A start whose process
+    died before its end stops counting (its pid is gone, or after :data:`STUCK_S`)."""
     if per_s <= 0:
-        return
+        return None
     budget = max(1, int(per_s))
     lock = where / "rate.lock"
     state = where / "rate"
@@ -63,20 +113,35 @@ def _take_rate(where: Path, per_s: float) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             now = time.time()
-            try:
-                recent = [t for t in json.loads(state.read_text() or "[]") if isinstance(t, (int, float))]
-            except (OSError, ValueError):
-                recent = []
-            recent = sorted(t for t in recent if now - 1.0 < t <= now + 1.0)
-            if len(recent) < budget:
-                tmp = state.with_name(f"rate.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(recent + [now]))
-                tmp.replace(state)
-                return
-            wait = recent[-budget] + 1.0 - now
+            rows = _rate_state(state, now)
+            if len(rows) < budget:
+                token = f"{os.getpid()}-{threading.get_ident()}-{now!r}"
+                _write_state(state, rows + [{"t": now, "done": None, "pid": os.getpid(), "id": token}])
+                return token
+            ends = sorted(r["done"] + 1.0 - now for r in rows if isinstance(r.get("done"), (int, float)))
+            wait = ends[len(rows) - budget] if len(ends) > len(rows) - budget else POLL_S * 5
         finally:
             os.close(fd)  # releases the lock
         cancel.sleep(max(POLL_S, min(wait, 1.0)))
+
+
+def _done_rate(where: Path, token: str | None) -> None:
+    """The start of ``token`` is over: it counts for one second more."""
+    if token is None:
+        return
+    lock = where / "rate.lock"
+    state = where / "rate"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        now = time.time()
+        rows = _rate_state(state, now)
+        for r in rows:
+            if r.get("id") == token:
+                r["done"] = now
+        _write_state(state, rows)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -90,8 +155,12 @@ def admit(max_starting: int, max_starts_per_s: float, wait_s: float | None = Non
         return
     where = folder()
     fd = _take_slot(where, max_starting, None if wait_s is None else t0 + wait_s)
+    token = None
     try:
-        _take_rate(where, max_starts_per_s)
+        token = _take_rate(where, max_starts_per_s)
         yield time.monotonic() - t0
     finally:
-        os.close(fd)
+        try:
+            _done_rate(where, token)
+        finally:
+            os.close(fd)

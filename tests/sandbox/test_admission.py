@@ -3,9 +3,11 @@ sandboxes each, 8 at a time, never have more than `max_starting` sandboxes start
 `max_starts_per_s` created in any second — read from the Docker engine's own events — and none fails."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
+import time
 import uuid
 
 import pytest
@@ -54,3 +56,36 @@ def test_three_processes_share_the_start_limits(docker_client, image_tag):
     busiest = max(sum(1 for t in created if s <= t < s + 1.0) for s in created)
     assert busiest <= PER_S, busiest
     assert created[-1] - created[0] >= (72 / PER_S) - 2  # the rate held them back (72 starts at 6/s: ≥ 10 s)
+
+
+SIGNAL_REPEATS = int(os.environ.get("LIS_SIGNAL_REPEATS") or 12)  # scripts: 50 (the sandbox docs' figure)
+
+
+def test_a_signal_at_any_moment_of_a_start_leaves_no_container(docker_client, image_tag):
+    """SIGINT at varied delays into a loop of starts in three threads (so it lands in every part of a start: the
+    create call, between create and start, the attach, the hello): 1 s after the process ends, no container of its
+    run is left, created-never-started ones included. Each repeat: a fresh process and run id."""
+    import random
+    import signal
+
+    rng = random.Random(0)
+    left = []
+    for k in range(SIGNAL_REPEATS):
+        run_id = f"sigstart-{uuid.uuid4().hex[:8]}"
+        proc = subprocess.Popen([sys.executable, "-m", "tests.sandbox.signal_start_worker", run_id, image_tag], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-2000:]
+            time.sleep(rng.uniform(0.05, 1.5))
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        time.sleep(1.0)
+        found = docker_client.containers.list(all=True, sparse=True, filters={"label": [f"lis.run={run_id}"]})
+        if found:
+            left.append((k, [c.id[:12] for c in found]))
+            for c in found:
+                c.remove(force=True)
+    assert not left, f"{len(left)} of {SIGNAL_REPEATS} runs left containers: {left}"
