@@ -22,16 +22,22 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import time
 from typing import Any
 
 import anyio.from_thread
+import pydantic
 from inspect_ai.model import GenerateConfig, Model
 from inspect_ai.util import LimitExceededError
 
 from lis.inspect.messages import assistant_from_inspect, to_inspect, tool_info, usage_from_inspect
 from lis.models.base import ChatResult, ContextLengthError, ModelError, ModelTimeout, Sampling
 from lis.util import deadline
+from lis.util.retry import Backoff, TryAgain, default_backoff_s, with_retries
+
+ATTEMPTS = 3  # calls in all for a reply that is not an answer (lis's own client: models.<m>.max_retries + 1)
+log = logging.getLogger("lis.inspect.model")
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "max_tokens": "length", "model_length": "length",
           "content_filter": "content_filter", "unknown": None}
@@ -86,37 +92,65 @@ class InspectChatModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
+        """One call. A reply that is not an answer and that Inspect's provider does not retry itself (a body that
+        is not JSON or not UTF-8, JSON that is not a chat completion, a completion without choices) is asked
+        for again, as lis's own client does: up to
+        :data:`ATTEMPTS` times in all, waiting ``$LIS_BACKOFF_S`` (default 1 s) doubling, within the episode's time."""
         t0 = time.monotonic()
-        left = deadline.remaining()
-        if left is not None and left <= 0:
-            raise ModelTimeout(f"{self.name}: the episode's time ran out before the model call")
-        call = functools.partial(self.model.generate, to_inspect(messages), tools=self._tool_infos(tools),
-                                 config=generate_config(sampling))
-        try:
-            out = anyio.from_thread.run(_bounded, call, left)
-        except _TooLate:
-            raise ModelTimeout(f"{self.name}: no complete answer before the deadline (the episode's time limit "
-                               f"ran out after {time.monotonic() - t0:.1f} s in the model call, Inspect's retries "
-                               "included)", "check that the model server answers, or raise the episode's time limit "
-                               "(-T episode_timeout_s)") from None
-        except LimitExceededError as e:
-            self.limit = e
-            raise SampleLimitReached(f"the sample's {e.type} limit was reached ({e.message})") from None
-        except Exception as e:  # noqa: BLE001 - a provider's error after Inspect's own retries
-            raise ModelError(f"{self.name} failed: {_one_line(e)}",
-                             "check the model, its credentials and --model-base-url (Inspect retried already)") from e
-        if not out.choices:
-            raise ModelError(f"{self.name} failed: the reply has no choices"
-                             + (f" ({' '.join(out.error.split())[:300]})" if out.error else ""),
-                             "check the model server (Inspect retried already)")
-        try:
-            msg = assistant_from_inspect(out.message)
-        except Exception as e:  # noqa: BLE001 - a reply lis cannot read is the provider's failure, not the harness's
-            raise ModelError(f"{self.name} failed: its reply cannot be read ({_one_line(e)})",
-                             "check the model server") from e
+        scope = deadline.current()
+
+        def give_up(reason: str, n: int) -> ModelError:
+            return ModelError(f"{self.name} failed: {reason}; gave up after {n} attempt{'s' if n > 1 else ''}",
+                              "check the model server (Inspect retried what it retries already)")
+
+        def too_late(reason: str) -> ModelTimeout:
+            return self._too_late(t0)
+
+        out = with_retries(lambda: self._once(messages, tools, sampling, t0), attempts=ATTEMPTS,
+                           backoff=Backoff(default_backoff_s()), give_up=give_up, what=f"model {self.name}", log=log,
+                           until=None if scope is None else scope.until, too_late=too_late)
+        msg = assistant_from_inspect(out.message)
         if out.stop_reason == "model_length" and not msg.get("content") and not msg.get("tool_calls"):
             raise ContextLengthError(f"{self.name}: the conversation no longer fits the model's context window")
         if out.error:
             raise ModelError(f"{self.name} failed: {' '.join(out.error.split())[:300]}")
         return ChatResult(message=msg, usage=usage_from_inspect(out.usage), latency_s=time.monotonic() - t0,
                           finish_reason=FINISH.get(out.stop_reason, out.stop_reason))
+
+    def _too_late(self, t0: float) -> ModelTimeout:
+        return ModelTimeout(f"{self.name}: no complete answer before the deadline (the episode's time limit ran out "
+                            f"after {time.monotonic() - t0:.1f} s in the model call, Inspect's retries included)",
+                            "check that the model server answers, or raise the episode's time limit "
+                            "(-T episode_timeout_s)")
+
+    def _once(self, messages, tools, sampling, t0: float):
+        """One ``generate``, bounded by the episode's time; TryAgain for a reply worth asking for again."""
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            raise self._too_late(t0)
+        call = functools.partial(self.model.generate, to_inspect(messages), tools=self._tool_infos(tools),
+                                 config=generate_config(sampling))
+        try:
+            out = anyio.from_thread.run(_bounded, call, left)
+        except _TooLate:
+            raise self._too_late(t0) from None
+        except LimitExceededError as e:
+            self.limit = e
+            raise SampleLimitReached(f"the sample's {e.type} limit was reached ({e.message})") from None
+        except json.JSONDecodeError as e:  # a body that is not JSON: Inspect's provider does not retry it
+            raise TryAgain(f"the reply is not JSON ({_one_line(e)})") from None
+        except UnicodeDecodeError as e:  # Inspect's provider cannot decode it (lis's own client replaces such bytes)
+            raise TryAgain(f"the reply is not UTF-8 ({_one_line(e)})") from None
+        except pydantic.ValidationError as e:  # JSON, but not a chat completion (no model, no choices, ...)
+            raise TryAgain(f"the reply is not a chat completion ({_one_line(e)})") from None
+        except Exception as e:  # noqa: BLE001 - a provider's error after Inspect's own retries
+            raise ModelError(f"{self.name} failed: {_one_line(e)}",
+                             "check the model, its credentials and --model-base-url (Inspect retried already)") from e
+        if not out.choices:
+            raise TryAgain("the reply has no choices" + (f" ({' '.join(out.error.split())[:300]})" if out.error else ""))
+        try:
+            assistant_from_inspect(out.message)
+        except Exception as e:  # noqa: BLE001 - a reply lis cannot read is the provider's failure, not the harness's
+            raise ModelError(f"{self.name} failed: its reply cannot be read ({_one_line(e)})",
+                             "check the model server") from e
+        return out

@@ -18,12 +18,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIMIT_S = 3  # the episode's time limit where the server stalls (the Done-when's 20 s measured by hand: 20 -> ≤ 40)
 
 
-def _eval(project: Path, base_url: str, logs: Path, *args: str):
-    env = {"HOSTILE_API_KEY": "x", "HOSTILE_BASE_URL": base_url, "INSPECT_LOG_LEVEL": "warning"}
+def _eval(project: Path, base_url: str, logs: Path, *args: str, limit: int = 1):
+    env = {"HOSTILE_API_KEY": "x", "HOSTILE_BASE_URL": base_url, "INSPECT_LOG_LEVEL": "warning", "LIS_BACKOFF_S": "0.01"}
     t0 = time.monotonic()
     r = run(["inspect", "eval", "lis/math", "--model", "openai-api/hostile/hostile", "-T", "profile=ci",
              "-T", f"params={project / 'params.yaml'}", "-T", f"tasks_file={project / 'data/tasks/math.jsonl'}",
-             "--limit", "1", "--log-dir", str(logs), "--log-format", "json", "--display", "plain",
+             "--limit", str(limit), "--log-dir", str(logs), "--log-format", "json", "--display", "plain",
              "--max-retries", "2", *args], env=env, timeout=180, check=False)
     wall = time.monotonic() - t0
     (path,) = sorted(logs.glob("*.json"))
@@ -99,13 +99,44 @@ def _chat_through_inspect(outputs, left_s: float | None = None):
     return anyio.run(main)
 
 
-def test_a_reply_without_choices_is_a_model_error_not_an_index_error():
+def test_a_reply_without_choices_is_asked_again_then_a_model_error_not_an_index_error(monkeypatch):
     from inspect_ai.model import ModelOutput, ModelUsage
 
+    from lis.inspect.model_bridge import ATTEMPTS
     from lis.models.base import ModelError
 
-    empty = ModelOutput(model="mockllm/model", choices=[], usage=ModelUsage(input_tokens=1, output_tokens=0,
-                                                                           total_tokens=1))
-    got = _chat_through_inspect([empty])
-    assert isinstance(got, ModelError) and "no choices" in str(got), repr(got)
+    monkeypatch.setenv("LIS_BACKOFF_S", "0.01")
+    usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    empty = ModelOutput(model="mockllm/model", choices=[], usage=usage)
+    got = _chat_through_inspect([empty] * ATTEMPTS)
+    assert isinstance(got, ModelError) and "no choices" in str(got) and f"after {ATTEMPTS} attempts" in str(got), \
+        repr(got)
+    good = ModelOutput.from_content("mockllm/model", "fine")
+    good.usage = usage
+    got = _chat_through_inspect([empty, good])  # asked again, as lis's own client asks: the second reply counts
+    assert got.message["content"] == "fine", repr(got)
 
+
+
+def test_inspect_eval_meets_every_bad_reply_and_keeps_each_episode(math_project, tmp_path):
+    """Every turn type of the hostile server (tests/models/test_hostile_upstream.py's AFTER_ONE), one per sample
+    of one `inspect eval` (one sample at a time, so in order), each followed by a good reply: every sample
+    ends with its episode's record and answer, as under `lis run`; a reply Inspect's provider cannot use is
+    retried by Inspect; nothing escapes as a traceback or a lost record."""
+    from tests.models.test_hostile_upstream import AFTER_ONE, _script
+
+    names = sorted(AFTER_ONE)
+    run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--limit", str(len(names)), "--out",
+         "data/tasks/math.jsonl"], cwd=math_project)
+    with HostileServer(_script(names)) as srv:
+        r, wall, log = _eval(math_project, srv.base_url, tmp_path / "logs", "--max-samples", "1",
+                             "--max-connections", "1", limit=len(names))
+        served = list(srv.served)
+    assert served[:2] == _script(names)[:2] and len(served) >= len(_script(names)), served
+    samples = log["samples"]
+    assert len(samples) == len(names), [s.get("error") for s in samples]
+    recs = [s["store"]["lis:trajectory"] for s in samples]
+    assert all(not s.get("error") for s in samples), [s["error"]["message"][:300] for s in samples if s.get("error")]
+    assert all(rec["termination"] == "submitted" and rec["answer"] == "42" for rec in recs), \
+        [(rec["termination"], rec["answer"], rec["error"]) for rec in recs]
+    assert "Traceback" not in r.stderr and wall < 240, wall
