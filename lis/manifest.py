@@ -18,13 +18,16 @@ from lis.util.text import safe_value
 PACKAGES = ("lis", "torch", "transformers", "trl", "docker", "snakemake", "dvc", "openai", "math-verify")
 
 
-def git_state(root: Path) -> dict[str, Any]:
+def git_state(root: Path, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``commit`` (full) and ``dirty`` (tracked files differ from it, those under ``exclude`` aside) of the
+    checkout at ``root``; None where it is not one."""
     def git(*args: str) -> str | None:
         r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
         return r.stdout.strip() if r.returncode == 0 else None
     try:
         commit = git("rev-parse", "--verify", "-q", "HEAD") or None
-        status = git("status", "--porcelain", "--untracked-files=no")
+        status = git("status", "--porcelain", "--untracked-files=no",
+                     *(("--", ".", *(f":(exclude){e}" for e in exclude)) if exclude else ()))
         dirty = None if status is None else bool(status)
     except (OSError, subprocess.SubprocessError):
         commit, dirty = None, None

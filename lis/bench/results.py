@@ -16,13 +16,13 @@ import json
 import os
 import platform
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from lis import layout
 from lis.errors import LisError
+from lis.manifest import git_state
 
 SCHEMA = 1
 KINDS = ("bench", "time")
@@ -53,22 +53,12 @@ def machine() -> dict[str, Any]:
             "python": platform.python_version()}
 
 
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
 def revision(root: Path) -> dict[str, Any]:
     """``commit`` (short), ``commit_full`` and ``dirty`` (tracked files other than the results differ
     from the commit); None where ``root`` is not a git checkout."""
-    full = _git(root, "rev-parse", "HEAD")
-    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
-                  f":(exclude){layout.BENCH_RESULTS_DIR}")
-    return {"commit": full[:7] if full else None, "commit_full": full,
-            "dirty": None if status is None else bool(status)}
+    state = git_state(root, exclude=(layout.BENCH_RESULTS_DIR,))
+    full = state["commit"]
+    return {"commit": full[:7] if full else None, "commit_full": full, "dirty": state["dirty"]}
 
 
 def header(root: Path, kind: str) -> dict[str, Any]:

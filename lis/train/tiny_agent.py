@@ -24,19 +24,19 @@ import logging
 import platform
 import shutil
 import tempfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from lis.models.scripted import ScriptedModel
 from lis.paths import cache_dir
 from lis.runtime import agent_config
+from lis.manifest import package_versions
 from lis.sandbox.pool import SandboxPool
 from lis.offline.teacher.run import run_teacher
 from lis.offline.teacher.items import teacher_items
 from lis.offline.base import build_base
 from lis.tasks.samples import samples_dir
-from lis.util.code_version import code_version, file_digest
+from lis.util.code_version import code_version
 from lis.util.files import sha256_file
 from lis.util.hashing import hash_obj, hash_tree
 from lis.util.jsonl import read_jsonl, write_jsonl
@@ -134,9 +134,9 @@ def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
         "sections": {s: params.section(s) for s in TEACHER_SECTIONS},
         "sandbox": {"backend": sandbox_config.backend, "image": sandbox_config.image,
                     "rootfs": Path(rootfs).name if rootfs else ""},  # named by the image's content hash
-        "code": _code(TEACHER_CODE, root),
+        "code": code_version(*TEACHER_CODE, root=root),
         "samples": hash_tree(samples_dir()) if samples_dir().is_dir() else None,
-        "versions": _versions("torch", "transformers", "tokenizers") | {"python": platform.python_version()},
+        "versions": package_versions(("torch", "transformers", "tokenizers")) | {"python": platform.python_version()},
     })
 
 
@@ -155,8 +155,8 @@ def agent_key(sft: dict[str, Any], teacher_dir: str | Path, *, root: Path | None
                  if p.is_file() and p.name != "manifest.json"},
         "data": sft_data_digest(teacher_dir / "base", teacher_records(teacher_dir)),
         "sft": settings.__dict__,
-        "code": _code(SFT_CODE, root),
-        "versions": _versions(*libs) | {"python": platform.python_version()},
+        "code": code_version(*SFT_CODE, root=root),
+        "versions": package_versions(libs) | {"python": platform.python_version()},
     })
 
 
@@ -216,31 +216,6 @@ def cached_tiny_agent(params, sandbox_config) -> Path:
 
 
 _FOUND: dict[str, Path] = {}
-
-
-def _code(paths: tuple[str, ...], root: Path | None) -> str:
-    """code_version of ``paths`` (relative to the folder holding lis/), or of the same paths under ``root``."""
-    if root is None:
-        return code_version(*paths)
-    h = hashlib.sha256()
-    for rel in paths:
-        where = Path(root) / rel
-        files = [where] if where.is_file() else sorted(p for p in where.rglob("*") if p.is_file()
-                                                       and "__pycache__" not in p.parts and p.suffix != ".pyc")
-        for p in files:
-            h.update(p.relative_to(root).as_posix().encode() + b"\0")
-            h.update(file_digest(p))
-    return h.hexdigest()[:16]
-
-
-def _versions(*dists: str) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for d in dists:
-        try:
-            out[d] = metadata.version(d)
-        except metadata.PackageNotFoundError:
-            out[d] = None
-    return out
 
 
 def _parent(out: Path) -> Path:

@@ -37,12 +37,12 @@ def file_digest(path: Path) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-def _files(path: Path, exclude: tuple[str, ...]) -> list[Path]:
+def _files(path: Path, exclude: tuple[str, ...], root: Path = PACKAGE_ROOT) -> list[Path]:
     if path.is_file():
         return [path]
     out = []
     for p in sorted(path.rglob("*")):
-        rel = p.relative_to(PACKAGE_ROOT).as_posix()
+        rel = p.relative_to(root).as_posix()
         if not p.is_file() or "__pycache__" in p.parts or p.suffix == ".pyc":
             continue
         if any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude):
@@ -51,12 +51,23 @@ def _files(path: Path, exclude: tuple[str, ...]) -> list[Path]:
     return out
 
 
-@functools.lru_cache(maxsize=64)
-def code_version(*paths: str, exclude: tuple[str, ...] = ()) -> str:
-    """Hash of the code under ``paths`` (relative to the folder holding ``lis/``), minus ``exclude``."""
+def _hash(paths: tuple[str, ...], exclude: tuple[str, ...], root: Path) -> str:
     h = hashlib.sha256()
     for rel in paths:
-        for p in _files(PACKAGE_ROOT / rel, exclude):
-            h.update(p.relative_to(PACKAGE_ROOT).as_posix().encode() + b"\0")
+        for p in _files(root / rel, exclude, root):
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
             h.update(file_digest(p))
     return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=64)
+def _cached(paths: tuple[str, ...], exclude: tuple[str, ...]) -> str:
+    return _hash(paths, exclude, PACKAGE_ROOT)
+
+
+def code_version(*paths: str, exclude: tuple[str, ...] = (), root: Path | None = None) -> str:
+    """Hash of the code under ``paths`` (relative to the folder holding ``lis/``), minus ``exclude``.
+    ``root``: the same paths under another copy of the code (not cached: that copy may be edited)."""
+    if root is None:
+        return _cached(paths, tuple(exclude))
+    return _hash(paths, tuple(exclude), Path(root))
