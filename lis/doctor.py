@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from lis.models import vllm_program
 from lis.errors import LisError
 from lis.models.serve_plan import plan
 from lis.paths import rootfs_dir
@@ -104,8 +105,11 @@ def check_vllm() -> Check:
     pin = vllm_pin()
     want = f"vllm {pin}" if pin else "vllm"
     if importlib.util.find_spec("vllm") is None:
+        if vllm_program.available():  # the server's own venv; TRL's NCCL push needs vLLM in this one (CUDA)
+            return Check("vllm", True, f"the vLLM server: {' '.join(vllm_program.program())} (TRL's NCCL weight "
+                         f"push would also need the gpu extra here, {want})")
         return Check("vllm", False, f"not installed (the gpu extra pins {want})",
-                     f"on a CUDA host: pip install -e '.[gpu]' ({want})")
+                     f"bash scripts/setup.sh vllm (the server's own venv); on a CUDA host also pip install -e '.[gpu]'")
     have = metadata.version("vllm")
     if pin and have != pin:
         return Check("vllm", False, f"vllm {have} is installed, the gpu extra pins {pin}",
@@ -207,9 +211,9 @@ def check_served(params) -> Check:
         elif not p.auto:
             problems.append(f"{name} does not answer {p.health_url} (serve.auto: false)")
             hints.append(f"start it ({' '.join(p.command)}) or set models.{name}.serve.auto: true")
-        elif shutil.which(p.command[0]) is None:
+        elif not (vllm_program.available() if p.command[0] == "vllm" else shutil.which(p.command[0])):
             problems.append(f"{name}: {p.command[0]} is not installed (serve.auto would start it)")
-            hints.append("pip install -e '.[gpu]'" if p.command[0] == "vllm" else f"install {p.command[0]}")
+            hints.append("bash scripts/setup.sh vllm" if p.command[0] == "vllm" else f"install {p.command[0]}")
         else:
             up.append(f"{name} will be started ({p.command[0]})")
     if problems:

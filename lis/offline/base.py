@@ -32,8 +32,8 @@ log = logging.getLogger("lis.offline.base")
 
 BUILD_VERSION = 3          # 3: base only (the warm-up became the Lightning SFT stage)
 THREADS = 1                # fixed, so float reductions (and the weights) are the same on every run
-DEFAULT_ARCH = dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4,
-                    num_key_value_heads=2, head_dim=16)
+DEFAULT_ARCH = dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
+                    num_key_value_heads=1, head_dim=32)
 
 
 def _corpus_conversations(seed: int, episodes: int, context_tasks: list) -> list[tuple[list, list | None]]:

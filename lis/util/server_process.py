@@ -217,7 +217,7 @@ def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | 
                                     cwd=cwd)
         except OSError as e:
             raise LisError(f"model server {srv.name}: cannot run `{cmdline}` ({e.strerror or e})",
-                           "install the server program (vLLM: pip install -e '.[gpu]') or fix serve.command") from None
+                           "install the server program (vLLM: bash scripts/setup.sh vllm) or fix serve.command") from None
     srv.proc, srv.started = proc, True
     srv._file(".pid").write_text(json.dumps({"pid": proc.pid, "pgid": proc.pid, "owner": os.getpid(),
                                              "command": srv.command, "health_url": srv.health_url}) + "\n")

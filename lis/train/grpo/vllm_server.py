@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lis.errors import LisError
+from lis.models import vllm_program
 from lis.models.local_hf import LocalHFModel
 from lis.train.lora import merged_state_dict
 from lis.util import server_process
@@ -155,7 +156,8 @@ class ServerMode:
                                "or set grpo.vllm.command to let the stage start it")
             return
         port = str(urlparse(self.base_url).port or 8000)
-        argv = [c.replace("{model}", str(Path(init).resolve())).replace("{port}", port) for c in self.command]
+        argv = vllm_program.resolve([c.replace("{model}", str(Path(init).resolve())).replace("{port}", port)
+                                     for c in self.command])
         server_process.ensure("grpo-vllm", argv, health, state_dir=state_dir,
                               startup_timeout_s=self.startup_timeout_s)
 
