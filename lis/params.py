@@ -312,10 +312,7 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
         raise ParamsError(f"unknown profile '{name}' (available: {', '.join(profiles) or 'none'})",
                           f"set profile: to one of them or add {OVERLAY_DIR}/{name}.yaml")
     ofile = root / OVERLAY_DIR / f"{name}.yaml"
-    overlay = _read_yaml(ofile) or {}
-    rel = ofile.relative_to(root).as_posix()
-    if not isinstance(overlay, dict):
-        raise ParamsError(f"{rel}: expected a mapping of sections, got {type(overlay).__name__}")
+    overlay, rel = _read_overlay(root, name, profiles)
     sections = tuple(k for k in base if k not in TOP_KEYS)
     for key in overlay:
         if key in TOP_KEYS or key in BASE_ONLY:
@@ -342,6 +339,28 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     _check_sandbox_limits(merged, f"{pfile.name} + {rel}", _defaults(schema, ("sandbox", "limits")))
     _check_jobs(merged, pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
+
+
+def _read_overlay(root: Path, name: str, profiles: list[str], seen: tuple[str, ...] = ()) -> tuple[dict, str]:
+    """The overlay of profile ``name`` and its file's path; an overlay with ``extends: OTHER`` is
+    OTHER's overlay with this one deep-merged over it (its sections then need name only what differs)."""
+    ofile = root / OVERLAY_DIR / f"{name}.yaml"
+    rel = ofile.relative_to(root).as_posix()
+    overlay = _read_yaml(ofile) or {}
+    if not isinstance(overlay, dict):
+        raise ParamsError(f"{rel}: expected a mapping of sections, got {type(overlay).__name__}")
+    parent = overlay.pop("extends", None)
+    if parent is None:
+        return overlay, rel
+    if parent not in profiles or parent in seen + (name,):
+        why = "a cycle" if parent in seen + (name,) else f"available: {', '.join(profiles)}"
+        raise ParamsError(f"{rel}: extends: {parent!r} is not a profile it can extend ({why})",
+                          f"name another overlay of {OVERLAY_DIR}")
+    base, _ = _read_overlay(root, str(parent), profiles, seen + (name,))
+    for key, val in overlay.items():
+        if val is not None and not isinstance(val, dict):
+            raise ParamsError(f"{rel}: {key}: expected a mapping (use {{}} to override nothing), got {val!r}")
+    return deep_merge(base, {k: v for k, v in overlay.items() if v}), rel
 
 
 def trained_models(jobs: dict) -> list[str]:

@@ -111,6 +111,7 @@ def pytest_itemcollected(item):
 # pytest 9 and pytest-xdist 3.8 need tests/xdist_groups.py for --dist loadgroup to group at all.
 HEAVY = "heavy"
 INSPECT = "inspect"
+VLLM = "vllm"  # last: it waits for the tiny agent, which the heavy group builds first
 
 
 def pytest_configure(config):
@@ -144,10 +145,13 @@ def pytest_xdist_make_scheduler(config, log):
 
     sched = GroupScheduling(config, log)
     sched.first = HEAVY  # the longest unit starts at once
+    sched.last = VLLM
     return sched
 
 
 def worker_group(item) -> str:
+    if item.nodeid.startswith("tests/vllm/"):
+        return VLLM  # one vLLM server for the whole group (tests/vllm/conftest.py), though some tests train
     if item.get_closest_marker("training") is not None:
         return HEAVY
     module = item.nodeid.split("::")[0]

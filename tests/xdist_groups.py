@@ -10,7 +10,8 @@ they have collected, and the controller's scheduler, given the node ids only, re
   controller, scheduling: GroupScheduling, xdist's load-scope scheduling with the group as the scope
 
 Units go to the workers largest first (by number of tests), except ``first``: that group starts first, so that
-the longest unit of work (the tests that train) is not left for the end.
+the longest unit of work (the tests that train) is not left for the end; and ``last``, which waits for
+something ``first`` builds.
 """
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ class GroupScheduling(LoadScopeScheduling):
     """Load-scope scheduling whose scope is the test's group (a test without one is its own unit)."""
 
     first: str | None = None
+    last: str | None = None
 
     def __init__(self, config, log=None):
         super().__init__(config, log)
@@ -92,7 +94,7 @@ class GroupScheduling(LoadScopeScheduling):
         units: dict[str, dict[str, bool]] = {}
         for nodeid in self.collection:
             units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
-        for scope, nodeids in sorted(units.items(), key=lambda kv: (kv[0] != self.first, -len(kv[1]))):
+        for scope, nodeids in sorted(units.items(), key=lambda kv: (kv[0] != self.first, kv[0] == self.last, -len(kv[1]))):
             self.workqueue[scope] = nodeids
         for _ in range(len(self.nodes) - len(self.workqueue)):  # more workers than units
             unused, _assigned = self.assigned_work.popitem()

@@ -10,8 +10,8 @@
         command: null                     # e.g. [trl, vllm-serve, --model, "{model}", --port, "8000"]: started
         startup_timeout_s: 1800           #   when base_url/health does not answer, stopped on every exit path
         sync: trl                         # how the new weights reach the server before each step: trl (TRL's
-                                          # NCCL push into vLLM; vLLM installed here) | files (lis saves them and
-                                          # POSTs /lis/load_weights: lis's own ChatServer, no vLLM anywhere)
+                                          # NCCL push into vLLM; CUDA, vLLM installed here) | files (lis saves
+                                          # them, the server reloads them: vLLM's reload RPC or lis's ChatServer)
 
 What changes in server mode: TRL is configured with ``use_vllm=True, vllm_mode="server"`` and pushes
 the policy's weights to the server before every generation batch (it does so before calling our
@@ -28,12 +28,16 @@ same tokenizer), so nothing is re-tokenised.
 answers is reused and left running; one lis started is stopped when the stage ends, on errors and on
 SIGINT/SIGTERM too).
 
-``sync: files`` is server mode without vLLM: TRL is not told about the server; before every
-generation batch rank 0 writes the policy's weights (adapters merged, for LoRA) to one safetensors
-file and asks the server to load it (``POST /lis/load_weights``, answered by
-:class:`lis.models.server.ChatServer`, the stand-in the rehearsal and the tests run). It costs a
-write and a read of the weights per step (seconds for 4B on a local NVMe disk) and needs a
-filesystem both see; TRL's push is the one to use with vLLM.
+``sync: files`` works without vLLM in the training process and on vLLM's CPU build: TRL is not told
+about the server; before every generation batch rank 0 writes the policy's weights (adapters merged,
+for LoRA) to one safetensors file and has the server load them. A vLLM server (``owned_by: vllm`` in
+``/v1/models``) reloads them in place through its weight-reload RPC (``POST /collective_rpc``
+``reload_weights`` with the folder, then ``POST /reset_prefix_cache`` so that no cached prefix of the
+old weights is reused); it must run with ``VLLM_SERVER_DEV_MODE=1``, which exposes those routes (keep
+such a server off public networks). lis's own :class:`lis.models.server.ChatServer` (the stand-in of
+the rehearsal) takes ``POST /lis/load_weights``. It costs a write and a read of the weights per step
+(seconds for 4B on a local NVMe disk) and needs a filesystem both see. TRL's NCCL push (``sync: trl``)
+needs CUDA on both sides.
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -68,6 +72,7 @@ class ServerMode:
     command: tuple[str, ...] | None = None
     startup_timeout_s: float = 1800.0
     sync: str = "trl"
+    _kind: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_settings(cls, vllm: dict[str, Any] | None) -> "ServerMode | None":
@@ -97,7 +102,7 @@ class ServerMode:
                            "e.g. [trl, vllm-serve, --model, '{model}', --port, '8000'], or null")
         if v.get("sync", "trl") not in SYNCS:
             raise LisError(f"{WHERE}.sync = {v.get('sync')!r} is not one of {', '.join(SYNCS)}",
-                           "use trl (TRL pushes the weights into vLLM) or files (lis's own ChatServer)")
+                           "use trl (TRL's NCCL push into vLLM, CUDA) or files (the server reloads them from a file: vLLM or lis's ChatServer)")
         cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float, "sync": str}
         given = {k: f(v[k]) for k, f in cast.items() if v.get(k) is not None}   # the rest: the fields' defaults
         return cls(url, command=tuple(str(c) for c in command) if command else None, **given)
@@ -131,19 +136,41 @@ class ServerMode:
         tmp, path = folder / ".model.safetensors.tmp", folder / "model.safetensors"
         save_file(merged_state_dict(model), str(tmp))
         tmp.replace(path)
-        body = json.dumps({"path": str(path.resolve())}).encode()
-        req = urllib.request.Request(f"{self.base_url}/lis/load_weights", data=body,
+        if self.server_kind() == "vllm":  # vLLM reads every *.safetensors of the folder: only this one is there
+            self._post("/collective_rpc", {"method": "reload_weights",
+                                           "kwargs": {"weights_path": str(folder.resolve())}},
+                       "start vLLM with VLLM_SERVER_DEV_MODE=1 (its weight-reload route), or use sync: trl on CUDA")
+            self._post("/reset_prefix_cache", {}, "start vLLM with VLLM_SERVER_DEV_MODE=1")
+            return {"loaded": str(folder.resolve()), "server": "vllm"}
+        return self._post("/lis/load_weights", {"path": str(path.resolve())},
+                          "serve the start model with lis's ChatServer or vLLM, or use sync: trl")
+
+    def _post(self, route: str, body: dict[str, Any], fix: str) -> dict[str, Any]:
+        req = urllib.request.Request(f"{self.base_url}{route}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                return json.loads(r.read())
+                text = r.read()
+                return json.loads(text) if text.strip() else {}
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")[:300]
-            raise LisError(f"{WHERE}: the server at {self.base_url} refused the weights (HTTP {e.code}: {detail})",
-                           "serve the start model with lis's ChatServer, or use sync: trl with vLLM") from None
+            raise LisError(f"{WHERE}: the server at {self.base_url} refused the weights ({route}: HTTP {e.code}: "
+                           f"{detail})", fix) from None
         except (OSError, ValueError) as e:
-            raise LisError(f"{WHERE}: could not push the weights to {self.base_url} ({e})",
+            raise LisError(f"{WHERE}: could not push the weights to {self.base_url} ({route}: {e})",
                            "check that the server runs and shares this filesystem") from None
+
+    def server_kind(self) -> str:
+        """``vllm`` or ``lis``: who answers ``/v1/models`` (its ``owned_by``); read once."""
+        if self._kind is None:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/v1/models", timeout=30) as r:
+                    owner = str(json.loads(r.read())["data"][0].get("owned_by", ""))
+            except (OSError, ValueError, KeyError, IndexError) as e:
+                raise LisError(f"{WHERE}: cannot read {self.base_url}/v1/models ({e})",
+                               "check that the server runs") from None
+            object.__setattr__(self, "_kind", "vllm" if owner == "vllm" else "lis")
+        return self._kind
 
     # -- the server ---------------------------------------------------------------------------
     def start(self, init: Path, state_dir: Path) -> None:
