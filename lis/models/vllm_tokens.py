@@ -139,6 +139,21 @@ class VLLMTokenEngine:
                                  repetition_penalty=repetition_penalty, seed=seed, stop_ids=stops)
         return self._draw(self._post("/completions", body), prompt)
 
+    def prompt_logprobs(self, ids: list[int]) -> list[float]:
+        """The served model's log-probability of each of ``ids[1:]`` given the ids before it (vLLM's
+        ``prompt_logprobs``: ``log_softmax`` of the logits, no sampling settings applied). What a trainer
+        compares with its own forward pass: after a weight push, they agree to the train–inference mismatch."""
+        cancel.check()
+        body = {"model": self.model, "prompt": [int(t) for t in ids], "max_tokens": 1, "prompt_logprobs": 0,
+                "temperature": 1.0}
+        data = self._post("/completions", body)
+        try:
+            rows = data["choices"][0]["prompt_logprobs"][1:]
+            return [float(row[str(int(t))]["logprob"]) for row, t in zip(rows, ids[1:], strict=True)]
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise ModelError(f"model '{self.model}' at {self.base_url}: no usable prompt_logprobs in the answer "
+                             f"({type(e).__name__}: {e})", "check that the server is vLLM") from None
+
     def close(self) -> None:
         self._client.close()
 

@@ -25,7 +25,7 @@ def served_entry(model_dir: Path, port: int, name: str, dtype: str = "float32", 
             "max_retries": 2, "timeout_s": 300, "sampling": {"temperature": 0.0, "max_tokens": 192},
             "serve": {"auto": True, "model": str(model_dir), "tool_call_parser": "hermes",
                       "max_model_len": MAX_MODEL_LEN, "startup_timeout_s": 600, "env": dict(VLLM_ENV),
-                      "extra_args": ["--dtype", dtype, "--seed", "0"], **serve}}
+                      "extra_args": ["--dtype", dtype, "--seed", "0", "--logprobs-mode", "processed_logprobs"], **serve}}
 
 
 @pytest.fixture(scope="session")

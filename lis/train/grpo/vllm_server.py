@@ -137,11 +137,18 @@ class ServerMode:
         save_file(merged_state_dict(model), str(tmp))
         tmp.replace(path)
         if self.server_kind() == "vllm":  # vLLM reads every *.safetensors of the folder: only this one is there
-            self._post("/collective_rpc", {"method": "reload_weights",
-                                           "kwargs": {"weights_path": str(folder.resolve())}},
-                       "start vLLM with VLLM_SERVER_DEV_MODE=1 (its weight-reload route), or use sync: trl on CUDA")
-            self._post("/reset_prefix_cache", {}, "start vLLM with VLLM_SERVER_DEV_MODE=1")
-            return {"loaded": str(folder.resolve()), "server": "vllm"}
+            fix = "start vLLM with VLLM_SERVER_DEV_MODE=1 (its weight-reload route), or use sync: trl on CUDA"
+            kwargs = {"weights_path": str(folder.resolve())}
+            try:  # lis's launcher adds the worker extension (lis/models/vllm_main.py)
+                said = self._post("/collective_rpc", {"method": "lis_reload_weights", "kwargs": kwargs}, fix)
+            except LisError as e:
+                if "lis_reload_weights" not in str(e):
+                    raise
+                log.warning("%s: the vLLM server at %s has no lis worker extension: vLLM's own reload_weights (on "
+                            "the CPU build a tied output layer keeps its old weights)", WHERE, self.base_url)
+                said = self._post("/collective_rpc", {"method": "reload_weights", "kwargs": kwargs}, fix)
+            self._post("/reset_prefix_cache", {}, fix)
+            return {"loaded": str(folder.resolve()), "server": "vllm", "said": said}
         return self._post("/lis/load_weights", {"path": str(path.resolve())},
                           "serve the start model with lis's ChatServer or vLLM, or use sync: trl")
 
