@@ -66,7 +66,7 @@ def _pct(xs: list[float]) -> dict[str, float]:
             "max_s": round(xs[-1], 3), "mean_s": round(sum(xs) / len(xs), 3)}
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -80,7 +80,7 @@ class _Server:
     """``lis serve`` in a subprocess on a free loopback port (stopped with SIGTERM, then SIGKILL)."""
 
     def __init__(self, args: list[str], workdir: Path, env: dict[str, str], timeout: float = 180):
-        self.port = _free_port()
+        self.port = free_port()
         self.run_id = "bench" + uuid.uuid4().hex[:8]
         self.log = workdir / "serve.log"
         cmd = [str(Path(sys.executable).parent / "lis"), "serve", "--host", "127.0.0.1", "--port", str(self.port),

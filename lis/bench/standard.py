@@ -115,6 +115,44 @@ def _generate(ctx: Context) -> dict[str, Any]:
     return {"numbers": {"torch_threads": 1, "cases": rows}, "checks": checks}
 
 
+# -- vLLM -------------------------------------------------------------------------------------------
+
+def _vllm(ctx: Context) -> dict[str, Any]:
+    import torch
+
+    from lis.bench.generate import bench_prompts
+    from lis.bench.vllm import CARD_SAMPLING, FULL_SAMPLING, bench_vllm_generate, mismatch, vllm_engine
+
+    model_dir = random_32m(ctx)
+    model = LocalHFModel.load(model_dir, device="cpu", name="qwen3-32m")
+    prompts = bench_prompts(model, 8)
+    generate, rows, checks = [], [], []
+    try:
+        for dtype in ("float32", "bfloat16"):
+            ctx.progress(f"vLLM in {dtype}: starting")
+            with vllm_engine(model_dir, dtype, ctx.scratch / f"vllm-{dtype}") as engine:
+                if dtype == "float32":
+                    for label, opts in (("16 distinct prompts", {"n": 16}),
+                                        ("16, one prompt (a GRPO group)", {"n": 16, "group": True})):
+                        ctx.progress(f"vLLM in {dtype}: {label}")
+                        res = bench_vllm_generate(model, engine, max_new_tokens=64, **opts)
+                        generate.append({"case": label, **res})
+                        check(checks, f"{label}: no error on either side",
+                              not res["in_process"]["errors"] and not res["vllm"]["errors"],
+                              [res["in_process"]["errors"], res["vllm"]["errors"]])
+                for label, sampling in (("full profile", FULL_SAMPLING), ("model card", CARD_SAMPLING)):
+                    ctx.progress(f"vLLM in {dtype}: mismatch at the {label}'s sampling")
+                    rows.append({"vllm_dtype": dtype, "trainer_dtype": "float32", "settings": label,
+                                 **mismatch(model.model, engine, prompts, sampling)})
+    finally:
+        model.close()
+    full32 = next(r for r in rows if r["vllm_dtype"] == "float32" and r["settings"] == "full profile")
+    check(checks, "vLLM in float32 at T 1: its log-probs are the trainer's (max |diff| < 1e-3 per token)",
+          full32["token_abs_diff_max"] < 1e-3, full32["token_abs_diff_max"])
+    return {"numbers": {"model": "qwen3-32m (random weights)", "torch_threads": torch.get_num_threads(),
+                        "generate": generate, "mismatch": rows}, "checks": checks}
+
+
 # -- command start-up --------------------------------------------------------------------------------
 
 def _startup(ctx: Context) -> dict[str, Any]:
@@ -245,6 +283,8 @@ BENCHMARKS = [
     Benchmark("serve", "lis serve under 64 requests at once against the same episodes in-process", _serve, 2.0),
     Benchmark("generate", "N generations one after the other (the plain sampler) against the same N at once "
               "through the batching engine", _generate, 4.0),
+    Benchmark("vllm", "a vLLM server (the set-up's build) beside the in-process engine on the same model and "
+              "prompts (tokens/s); its log-probs against the trainer's, float32 and bfloat16", _vllm, 5.0),
     Benchmark("startup", "params load with libyaml against PyYAML's pure-Python loader; a cached load; "
               "`lis --help` as a process", _startup, 0.3),
     Benchmark("gpu-check", "scripts/gpu_check.py on the CPU: the self-test and the paper-shape check's code "

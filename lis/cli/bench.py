@@ -301,22 +301,40 @@ def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft
              device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
              threads: Optional[int] = typer.Option(None, "--threads", max=1024, min=1,
                                                    help="torch CPU threads (default: torch's choice)."),
+             engine: str = typer.Option("local", "--engine", help="local: the plain sampler vs the batching "
+                                        "engine | vllm: the batching engine vs a vLLM server on the same model."),
+             dtype: str = typer.Option("float32", "--dtype", help="The vLLM server's --dtype (--engine vllm)."),
              out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here.")) -> None:
     """N generations one after the other (the plain sampler) vs the same N at once through the
-    batching engine, on the same model, prompts and seeds: wall time, tokens/s, speed-up."""
+    batching engine, on the same model, prompts and seeds: wall time, tokens/s, speed-up. With
+    ``--engine vllm``: the batching engine vs a vLLM server (the set-up's) on the same N prompts."""
     import torch
 
     from lis.bench.generate import bench_generate  # lazy: loads torch; the group's other benches do not need it
 
+    if engine not in ("local", "vllm"):
+        raise LisError(f"--engine {engine!r} is not local or vllm", "use --engine local or --engine vllm")
     registry.install_signal_handlers()
     if threads:
         torch.set_num_threads(threads)
     model = LocalHFModel.load(model_dir, device=device)
     with console.status("benchmarking") as status:
-        res = bench_generate(model, n=n, max_new_tokens=max_new_tokens, temperature=temperature, group=group,
-                             honour_stop=honour_stop, random_stops=random_stops, max_batch=max_batch,
-                             **({"max_batch_tokens": max_batch_tokens} if max_batch_tokens else {}),
-                             progress=lambda s: status.update(f"benchmarking: {s}"))
+        say = lambda s: status.update(f"benchmarking: {s}")  # noqa: E731
+        if engine == "vllm":
+            import tempfile
+
+            from lis.bench.vllm import bench_vllm_generate, vllm_engine
+
+            with tempfile.TemporaryDirectory(prefix="lis-bench-vllm-") as tmp, \
+                    vllm_engine(model_dir, dtype, Path(tmp)) as server:
+                res = bench_vllm_generate(model, server, n=n, max_new_tokens=max_new_tokens, temperature=temperature,
+                                          group=group, progress=say)
+            res["vllm_dtype"] = dtype
+        else:
+            res = bench_generate(model, n=n, max_new_tokens=max_new_tokens, temperature=temperature, group=group,
+                                 honour_stop=honour_stop, random_stops=random_stops, max_batch=max_batch,
+                                 **({"max_batch_tokens": max_batch_tokens} if max_batch_tokens else {}),
+                                 progress=say)
     res["model_dir"] = str(model_dir)
     text = json.dumps(res, indent=1)
     if out:
@@ -374,7 +392,7 @@ def _determinism(ctx: Context) -> dict:
 _BY_NAME = {b.name: b for b in STANDARD}
 SUITE: list[Benchmark] = [
     _BY_NAME["startup"], _BY_NAME["sandbox-docker"], _BY_NAME["sandbox-bwrap"], _BY_NAME["serve"],
-    _BY_NAME["generate"],
+    _BY_NAME["generate"], _BY_NAME["vllm"],
     Benchmark("rollout", "a GRPO group's 8 episodes one after the other against all at once (real sandboxes, "
               "turns batched; then with the prefix cache)", _rollout, 1.0),
     Benchmark("determinism", "GRPO's rollouts in the deterministic mode against the default, 2 steps of the "
