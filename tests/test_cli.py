@@ -60,7 +60,7 @@ def test_corrupt_manifest_is_one_line(tmp_path):
 
 def test_unknown_profile_on_a_stage_command():
     r = lis(["lis", "image", "tag", "--profile", "nope"], check=False)
-    assert r.returncode == 2 and "unknown profile 'nope' (available: ci, full, smoke)" in r.stderr
+    assert r.returncode == 2 and "unknown profile 'nope' (available: ci, full, smoke, vllm)" in r.stderr
 
 
 def test_engine_unreachable_is_one_line():

@@ -97,8 +97,25 @@ def test_overlay_cannot_invent_sections_or_set_profile(proj):
 
 
 def test_unknown_profile_lists_available(proj):
-    with pytest.raises(ParamsError, match=r"unknown profile 'huge' \(available: ci, full, smoke\)"):
+    with pytest.raises(ParamsError, match=r"unknown profile 'huge' \(available: ci, full, smoke, vllm\)"):
         load(proj, profile="huge")
+
+
+def test_an_overlay_extends_another_and_names_only_what_differs(proj):
+    vllm, smoke = load(proj, profile="vllm").data, load(proj, profile="smoke").data
+    assert vllm["models"]["sft"]["backend"] == "openai" and vllm["models"]["sft"]["serve"]["auto"] is True
+    assert vllm["models"]["sft"]["serve"]["model"] == "data/models/sft" and vllm["models"]["sft"]["path"] is None
+    assert {k: v for k, v in vllm.items() if k not in ("models", "profile")} == \
+        {k: v for k, v in smoke.items() if k not in ("models", "profile")}
+    (proj / "workflow/params/mine.yaml").write_text("extends: vllm\nsft: {steps: 7}\n")
+    mine = load(proj, profile="mine").data
+    assert mine["sft"]["steps"] == 7 and mine["models"] == vllm["models"] and mine["grpo"] == smoke["grpo"]
+    (proj / "workflow/params/mine.yaml").write_text("extends: mine\n")
+    with pytest.raises(ParamsError, match="extends: 'mine' is not a profile it can extend \\(a cycle\\)"):
+        load(proj, profile="mine")
+    (proj / "workflow/params/mine.yaml").write_text("extends: huge\n")
+    with pytest.raises(ParamsError, match="extends: 'huge' is not a profile it can extend"):
+        load(proj, profile="mine")
 
 
 def test_invalid_yaml_reports_line(proj):

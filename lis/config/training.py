@@ -118,6 +118,8 @@ class Vllm(Section):
     logprobs_mode: Literal["raw_logprobs", "processed_logprobs"]
     timeout_s: PosFloat
     command: list[str | int] | str | None
+    env: dict[str, str | float] = {}
+    """environment of the command (e.g. CUDA_VISIBLE_DEVICES of the server's own GPUs)"""
     startup_timeout_s: PosFloat
     sync: Literal["trl", "files"]
 

@@ -12,7 +12,7 @@ import pytest
 from lis.errors import LisError
 from lis.params import load
 from lis.train.plan import (ModelShape, check_run, default_setups, estimate, from_env, layer_saved_bytes, plain,
-                            plan_stages, read_accelerate, read_shape, refusal, resolve_model, workload)
+                            plan_stage, plan_stages, read_accelerate, read_shape, refusal, resolve_model, workload)
 from tests.conftest import BIN, ROOT, one_line_error, run
 
 pytestmark = [pytest.mark.training]
@@ -167,7 +167,9 @@ def test_the_paper_scale_terms():
     shape = read_shape(Q4B)
     P = shape.params
     paper, single = default_setups(ROOT)
-    grpo = dict(full.section("grpo"))
+    served = dict(full.section("grpo"))   # the full profile generates on a vLLM server
+    assert served["vllm"]["mode"] == "server" and served["vllm"]["sync"] == "files"
+    grpo = {**served, "vllm": {"mode": "none"}}   # in the training process
     w = workload("grpo", grpo, cuda=True, processes=8)
     # micro-batches of one episode are trimmed of the batch's padding (lis.train.grpo.checked_trainer.trim_padding)
     assert (w.rows, w.tokens, w.completion, w.bf16, w.checkpointing, w.padded) == (1, 81920, 65536, True, True, False)
@@ -180,8 +182,15 @@ def test_the_paper_scale_terms():
     one = estimate(shape, workload("grpo", grpo, cuda=True, processes=1), plain(1))
     assert one.term("optimizer").gpu == pytest.approx(8 * P) and one.term("weights").gpu == pytest.approx(4 * P)
     assert not one.fits and one.largest().key == "optimizer"
-    server = estimate(shape, workload("grpo", {**grpo, "vllm": {"mode": "server"}}, cuda=True, processes=8), paper)
-    assert "generation" not in server.phases and server.peak < p.peak
+    server = plan_stage(shape, "grpo", served, paper)
+    assert "kv" not in {t.key for t in server.terms} and server.peak < p.peak and server.phases["generation"] < p.phases["generation"]
+    sync = server.term("sync")   # the weight push: the file built in host memory, nothing on the GPU without LoRA
+    assert sync.phases == ("generation",) and sync.gpu == 0 and sync.cpu > 0
+    notes = " ".join(server.workload.notes)
+    assert "vLLM server (GPUs 7" in notes and "144 KiB per token" in notes and "weight sync (files)" in notes
+    lora_push = plan_stage(shape, "grpo", {**served, "lora": {**served["lora"], "rank": 64}}, plain(1)).term("sync")
+    assert lora_push.gpu == pytest.approx(36 * 4 * sum(a * b for n, (a, b) in shape.linear_shapes().items()
+                                                        if n in served["lora"]["target_modules"]))
     lora = estimate(shape, workload("grpo", {**grpo, "lora": {**grpo["lora"], "rank": 64}}, cuda=True), plain(1))
     assert lora.trainable == shape.lora_params(64, grpo["lora"]["target_modules"]) < P / 20
     assert lora.term("weights").gpu == pytest.approx(2 * P + 4 * lora.trainable)        # bf16 base + fp32 adapters
@@ -197,7 +206,7 @@ def test_the_paper_scale_terms():
 def test_refusal_names_the_largest_term_and_its_knob():
     full = load(ROOT, profile="full")
     shape = read_shape(Q4B)
-    grpo = dict(full.section("grpo"))
+    grpo = {**full.section("grpo"), "vllm": {"mode": "none"}}   # generation in the training process
     err = refusal(estimate(shape, workload("grpo", grpo, cuda=True), plain(1, gpu_memory_gb=80)))
     line = err.one_line()
     assert "\n" not in line and "optimizer state" in line and "grpo.lora.rank" in line and "80 GB" in line
@@ -218,7 +227,8 @@ def test_cli_prints_both_setups_for_the_full_profile(tmp_path):
     assert "qwen3-4b-instruct-2507" in text and text.count("grpo · ") == 1 and text.count("sft · ") == 1
     assert "A: paper: 8 x 80 GB, fsdp_offload" in text and "B: 1 x 80 GB, deepspeed_zero3_offload" in text
     for row in ("| weights", "| gradients (fp32)", "| optimizer state", "activations kept, checkpointing on",
-                "activations kept, checkpointing off", "| KV cache (81,920 positions)", "| total vs capacity",
+                "activations kept, checkpointing off", "| weight push to the vLLM server (sync: files, transient)",
+                "note: vLLM server (GPUs 7, tensor parallel 1, bfloat16): weights 8.0 GB", "| total vs capacity",
                 "| fits", "| disk per checkpoint"):
         assert row in text, row
     plans = json.loads(out.read_text())["plans"]

@@ -1,6 +1,5 @@
 # Shared by every rule: the merged, validated params of the selected profile.
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -23,7 +22,13 @@ wildcard_constraints:
 def stage_params(name):
     """A rule's params: the profile and each merged section its stage reads (lis/stages/<name>.py).
     Snakemake re-runs the rule when one of them changes; dvc.yaml tracks the same keys."""
-    return {"profile": PROFILE, **{s: P.section_json(s) for s in registry_stage(name, STAGES_DIR).params}}
+    return {"profile": PROFILE, **{s: _literal(P.section_json(s)) for s in registry_stage(name, STAGES_DIR).params}}
+
+
+def _literal(text):
+    """``text`` as a params value Snakemake does not read wildcards from (a command's ``{model}``
+    placeholder, e.g.): a function's result is taken as it is."""
+    return lambda wildcards: text
 
 
 def files_under(folder):

@@ -315,9 +315,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         t0 = time.monotonic()
         if server is not None:  # TRL pushed this step's weights to the server before calling us (sync: trl)
             model = trainer.accelerator.unwrap_model(trainer.model)
-            if server.sync == "files" and state.get("pushed") != step:  # lis pushes them (no vLLM anywhere)
+            if server.sync == "files" and state.get("pushed") != step:  # lis pushes them (a file, the server reloads)
+                weights = server.gathered_weights(trainer.accelerator, trainer.model)   # every rank: a collective
                 if trainer.accelerator.is_main_process:
-                    server.push_weights(model, ckpt / "served-weights")
+                    server.push_weights(model, ckpt / "served-weights", weights=weights)
                 trainer.accelerator.wait_for_everyone()
                 state["pushed"] = step
             if state["policy"] is None:

@@ -7,8 +7,9 @@
         model: null                       # the served model name (null: the first GET /v1/models lists)
         logprobs_mode: processed_logprobs # the server's --logprobs-mode (TRL's vllm-serve uses this one)
         timeout_s: 240                    # how long TRL waits for the server at start
-        command: null                     # e.g. [trl, vllm-serve, --model, "{model}", --port, "8000"]: started
-        startup_timeout_s: 1800           #   when base_url/health does not answer, stopped on every exit path
+        command: null                     # e.g. [vllm, serve, "{model}", --port, "{port}"]: started when
+        env: {}                           #   base_url/health does not answer (with env: the server's GPUs),
+        startup_timeout_s: 1800           #   stopped on every exit path
         sync: trl                         # how the new weights reach the server before each step: trl (TRL's
                                           # NCCL push into vLLM; CUDA, vLLM installed here) | files (lis saves
                                           # them, the server reloads them: vLLM's reload RPC or lis's ChatServer)
@@ -53,7 +54,7 @@ from urllib.parse import urlparse
 from lis.errors import LisError
 from lis.models import vllm_program
 from lis.models.local_hf import LocalHFModel
-from lis.train.lora import merged_state_dict
+from lis.train.lora import is_lora, merged_state_dict
 from lis.util import server_process
 
 log = logging.getLogger("lis.train.grpo")
@@ -72,6 +73,7 @@ class ServerMode:
     command: tuple[str, ...] | None = None
     startup_timeout_s: float = 1800.0
     sync: str = "trl"
+    env: tuple[tuple[str, str], ...] = ()
     _kind: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -105,7 +107,12 @@ class ServerMode:
                            "use trl (TRL's NCCL push into vLLM, CUDA) or files (the server reloads them from a file: vLLM or lis's ChatServer)")
         cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float, "sync": str}
         given = {k: f(v[k]) for k, f in cast.items() if v.get(k) is not None}   # the rest: the fields' defaults
-        return cls(url, command=tuple(str(c) for c in command) if command else None, **given)
+        env = v.get("env") or {}
+        if not isinstance(env, dict):
+            raise LisError(f"{WHERE}.env must be a mapping of environment variables, got {env!r}",
+                           "e.g. {CUDA_VISIBLE_DEVICES: '7', VLLM_SERVER_DEV_MODE: '1'}")
+        return cls(url, command=tuple(str(c) for c in command) if command else None,
+                   env=tuple((str(k), str(x)) for k, x in env.items()), **given)
 
     # -- TRL ----------------------------------------------------------------------------------
     def trl_config(self) -> dict[str, Any]:
@@ -125,16 +132,32 @@ class ServerMode:
                            "server with it)", "pip install -e '.[gpu]' on the GPU box, or set grpo.vllm.mode: none "
                            "(or grpo.vllm.sync: files with lis's own server)")
 
-    def push_weights(self, model: Any, folder: Path) -> dict[str, Any]:
-        """``sync: files``: write ``model``'s weights (LoRA adapters merged, out of place) to
-        ``folder/model.safetensors`` and have the server load them; returns the server's answer.
-        Raises LisError when the server refuses or does not answer."""
+    @staticmethod
+    def gathered_weights(accelerator: Any, wrapped: Any) -> dict[str, Any] | None:
+        """The whole model's weights when its parameters are sharded over processes (FSDP, DeepSpeed):
+        ``accelerator.get_state_dict`` (a collective: every rank calls it; rank 0 gets them). None when each
+        process holds the whole model (one process, DDP): :meth:`push_weights` then reads the model itself."""
+        kind = str(getattr(accelerator, "distributed_type", ""))
+        if accelerator.num_processes <= 1 or not any(k in kind for k in ("FSDP", "DEEPSPEED")):
+            return None
+        if is_lora(accelerator.unwrap_model(wrapped)):
+            raise LisError(f"{WHERE}.sync: files with LoRA under FSDP or DeepSpeed is not supported",
+                           "train LoRA with DDP (workflow/accelerate/multi_gpu_ddp.yaml), or use sync: trl")
+        return accelerator.get_state_dict(wrapped)
+
+    def push_weights(self, model: Any, folder: Path, weights: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``sync: files``: write ``model``'s weights (LoRA adapters merged, out of place; or ``weights``, the
+        gathered ones of a sharded model) to ``folder/model.safetensors`` and have the server load them;
+        returns the server's answer. Raises LisError when the server refuses or does not answer."""
         from safetensors.torch import save_file
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         tmp, path = folder / ".model.safetensors.tmp", folder / "model.safetensors"
-        save_file(merged_state_dict(model), str(tmp))
+        state = merged_state_dict(model) if weights is None else {
+            k: v.detach().contiguous() for k, v in weights.items() if k != "lm_head.weight"
+            or not getattr(getattr(model, "config", None), "tie_word_embeddings", False)}
+        save_file(state, str(tmp))
         tmp.replace(path)
         if self.server_kind() == "vllm":  # vLLM reads every *.safetensors of the folder: only this one is there
             fix = "start vLLM with VLLM_SERVER_DEV_MODE=1 (its weight-reload route), or use sync: trl on CUDA"
@@ -193,7 +216,7 @@ class ServerMode:
         argv = vllm_program.resolve([c.replace("{model}", str(Path(init).resolve())).replace("{port}", port)
                                      for c in self.command])
         server_process.ensure("grpo-vllm", argv, health, state_dir=state_dir,
-                              startup_timeout_s=self.startup_timeout_s)
+                              startup_timeout_s=self.startup_timeout_s, env=dict(self.env) or None)
 
     def stop(self) -> None:
         server_process.release("grpo-vllm")

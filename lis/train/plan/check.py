@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lis.errors import LisError
+from lis.train.plan.vllm_server import server_lines
 from lis.train.plan.memory import GB, Plan, estimate, workload
 from lis.train.plan.setups import Setup, from_env, gb_text
 from lis.train.plan.shapes import ModelShape, read_shape, resolve_model
@@ -37,6 +38,8 @@ def plan_stage(shape: ModelShape, stage: str, sec: Mapping[str, Any], setup: Set
     """The plan of one stage (params section ``sec``) for ``shape`` under ``setup``."""
     st = stage_setup(stage, setup, sec)
     w = workload(stage, dict(sec), cuda=st.device == "cuda", processes=st.processes)
+    if stage == "grpo":
+        w.notes += server_lines(shape, dict(sec))
     return estimate(shape, w, st)
 
 

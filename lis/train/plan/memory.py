@@ -100,8 +100,8 @@ KV_GROWTH = 1.25               # the batch engine's cache buffers: 25 % room; a 
 
 PHASES = ("generation", "train", "optimizer")
 TERM_ORDER = ("weights", "master", "grads", "optimizer", "autocast", "buckets", "gathered", "act_on", "act_off",
-              "layer_bwd", "mask", "logits_saved", "logits", "gen_model", "kv", "kv_copies", "prefill", "optim_tmp",
-              "margin")
+              "layer_bwd", "mask", "logits_saved", "logits", "gen_model", "kv", "kv_copies", "prefill", "sync",
+              "optim_tmp", "margin")
 
 
 @dataclass
@@ -128,6 +128,7 @@ class Workload:
     optimizer: str = "fused"        # fused (HF Trainer's adamw_torch_fused) | default (torch AdamW: foreach on
                                     # CUDA, one tensor at a time on the CPU; Lightning's)
     steps: int = 1
+    server_sync: str = ""           # grpo server mode: how the weights reach the vLLM server (files | trl; "": none)
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -156,8 +157,9 @@ def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1)
                      checkpoint_optimizer=bool(ck.get("optimizer", True)), optimizer="fused",
                      steps=int(sec.get("steps", 1)), **common)
         if server:
-            w.notes.append("grpo.vllm.mode server: generation on the server's GPUs (not planned here); the trainer's "
-                           "GPUs train only")
+            w.server_sync = str((sec.get("vllm") or {}).get("sync", "trl"))
+            w.notes.append("grpo.vllm.mode server: generation on the vLLM server's own GPUs (its memory: below); "
+                           "the trainer's GPUs train, and hold the weight push's transient copy")
         else:
             w.notes.append("grpo.vllm.mode none: each GPU also generates its episodes, colocated, on the trainer's own "
                            f"weights (no copy, no sync): the generation phase holds the engine's KV cache of "
@@ -422,6 +424,19 @@ def estimate(s: ModelShape, w: Workload, st: Setup) -> Plan:
                           (3 * s.intermediate * b_c + 2 * s.hidden * b_res), phases=("generation",),
                           knob=knobs["prefill"]))
 
+    # -- the weight push to a vLLM server (server mode), before each step's generation -----------------
+    if w.stage == "grpo" and w.server_sync:
+        # LoRA: the adapters merged out of place, every adapted weight's delta at once (fp32), on the trainer's GPU.
+        # files: the safetensors file is built in host memory whole (the weights in their dtype) and written;
+        # trl: NCCL broadcasts parameter by parameter (ZeRO-3 gathers each in turn: the largest one).
+        delta = 0.0 if not lora else s.layers * 4.0 * sum(a * b for name, (a, b) in s.linear_shapes().items()
+                                                          if name in w.lora_targets)
+        largest = max(s.embed_params, max(a * b for a, b in s.linear_shapes().values())) * base_b
+        gathered = largest if (w.server_sync == "trl" and st.shards_params) else 0.0
+        terms.append(Term("sync", f"weight push to the vLLM server (sync: {w.server_sync}, transient)",
+                          gpu=delta + gathered, cpu=P * b_w if w.server_sync == "files" else 0.0,
+                          phases=("generation",), knob="grpo.vllm.sync; LoRA merges its deltas"))
+
     # -- optimizer step -----------------------------------------------------------------------------
     if w.optimizer == "default":   # torch.optim.AdamW: foreach on CUDA (sqrt of every second moment at once),
         if cuda:                   # one tensor at a time on the CPU (two temporaries of the largest parameter)
@@ -450,7 +465,7 @@ def estimate(s: ModelShape, w: Workload, st: Setup) -> Plan:
     # the end of the backward pass: every gradient, the embedding's dense gradient being added
     train = max(train, resident + by_key["grads"].gpu + (0 if lora else s.embed_params * 4.0 / sh_g))
     phases = {"train": train, "optimizer": total("optimizer")}
-    if w.stage == "grpo" and w.kv_positions:
+    if w.stage == "grpo" and (w.kv_positions or w.server_sync):
         phases["generation"] = total("generation")
     margin = {}
     for k, v in phases.items():

@@ -176,7 +176,7 @@ def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_
     4 turns an episode, its LoRA and importance sampling; in server mode the policy at ``server_url``."""
     g = params.section("grpo")
     vllm = {**g["vllm"], "mode": "server", "base_url": server_url, "sync": "files", "command": None} \
-        if cfg["server"] else g["vllm"]
+        if cfg["server"] else {**g["vllm"], "mode": "none"}
     return GRPOSettings.from_params(g, {"steps": steps, "save_every": 1, "max_turns": 4, "threads": threads,
                                         "lora": {**g["lora"], **cfg["lora"]}, "vllm": vllm,
                                         "importance_sampling": {**g["importance_sampling"], "mode": cfg["is_mode"]}})
