@@ -52,6 +52,8 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
     if backend not in BACKENDS:
         raise ModelError(f"models.{name}: unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
     allowed = COMMON_KEYS | BACKEND_KEYS[backend]
+    # a key set to null is unset (an overlay turning a local entry into a served one says `path: null`)
+    spec = {k: v for k, v in spec.items() if v is not None or k in allowed}
     unknown = sorted(set(spec) - allowed)
     if unknown:
         raise ModelError(f"models.{name}: key(s) {', '.join(unknown)} do not apply to backend {backend}",
