@@ -10,7 +10,8 @@
 #   bash scripts/gpu-check.sh self-test # the same checks on this machine's CPU, with the project's venv
 #   bash scripts/gpu-check.sh paper     # on the GPU machine: the paper-shape check instead (random Qwen3-4B, bf16 +
 #                                       # checkpointing, 2 GRPO steps of 8 x 8 in vanilla mode: peak memory against
-#                                       # `lis train plan`, tokens/s) -> $OUT/gpu-check-paper.json
+#                                       # `lis train plan`, tokens/s; then vLLM beside the in-process engine when
+#                                       # vLLM is installed there) -> $OUT/gpu-check-paper.json
 #
 # With the device tool (docs/training.md, "Ready for a GPU"): fetch here, then
 #   run(command="bash scripts/gpu-check.sh", carry=[".gpu-wheels"], timeout_s=600)
@@ -47,7 +48,7 @@ case "${1:-run}" in
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
     if [ "${1:-run}" = paper ]; then
       shift
-      python3 scripts/gpu_check.py --device cuda --paper --out "${OUT:-.}/gpu-check-paper.json" "$@"
+      python3 scripts/gpu_check.py --device cuda --paper --vllm --out "${OUT:-.}/gpu-check-paper.json" "$@"
     else
       python3 scripts/gpu_check.py --device cuda --out "${OUT:-.}/gpu-check.json"
     fi ;;

@@ -23,6 +23,12 @@ needed; the offline tiny tokenizer), bf16 mixed precision with gradient checkpoi
 the measured peak GPU memory against ``lis train plan``'s estimate of the same run, and the tokens per
 second of generation and of training.
 
+With ``--vllm`` (``gpu-check.sh paper`` passes it) the paper-shape check adds a **vLLM step** when vLLM is
+installed there (``scripts/setup.sh vllm``'s venv, ``$LIS_VLLM``, or ``vllm`` on PATH; else it says
+"skipped"): the same random model served by vLLM in bf16 beside the in-process engine on the same
+64 prompts of one group (tokens/s of each and the ratio), vLLM's log-probs against the trainer's
+float32 recomputation at the full profile's sampling, and the time of one weight push (``sync: files``).
+
 The sizes above are the defaults; the options shrink them (the test suite runs each check at the
 smallest shape that still exercises it: tests/train/test_gpu_check.py). Every number lands in one JSON
 file. Nothing here is timed for a verdict: it reports (`lis bench all` records it: its gpu-check).
@@ -205,6 +211,42 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     return out
 
 
+def vllm_step(work: Path, device: str, config: Path, completion_tokens: int, group: int = 64) -> dict:
+    """The vLLM step of the paper-shape check (module doc)."""
+    from lis.models import vllm_program
+
+    if not vllm_program.available():
+        return {"skipped": "vLLM is not installed here (scripts/setup.sh vllm, $LIS_VLLM or vllm on PATH)"}
+    import torch
+
+    from lis.bench.generate import bench_prompts
+    from lis.bench.vllm import FULL_SAMPLING, bench_vllm_generate, mismatch, vllm_engine
+    from lis.models.local_hf import LocalHFModel
+    from lis.offline.base import build_base
+    from lis.offline.random_model import build_random
+    from lis.train.grpo.vllm_server import ServerMode
+
+    if not (work / "tok").is_dir():
+        build_base(work / "tok", seed=0, corpus_episodes=50, stdlib_files=10)
+    build_random(work / "vllm-model", config, tokenizer_dir=work / "tok", seed=0,
+                 dtype="bfloat16" if device == "cuda" else "float32", device="cpu")
+    model = LocalHFModel.load(work / "vllm-model", device=device, name="random")
+    out: dict = {"build": vllm_program.program(), "cpu_build": vllm_program.cpu_build()}
+    extra = ["--gpu-memory-utilization", "0.4"] if device == "cuda" else []
+    with vllm_engine(work / "vllm-model", "bfloat16", work / "vllm-serve", extra_args=extra) as engine:
+        out["generate"] = bench_vllm_generate(model, engine, n=group, max_new_tokens=completion_tokens, group=True)
+        trainer = model.model.float()
+        out["mismatch_bf16_vs_fp32"] = mismatch(trainer, engine, bench_prompts(model, 4), FULL_SAMPLING, 32)
+        mode = ServerMode.from_settings({"mode": "server", "base_url": engine.base_url[:-3], "sync": "files"})
+        t0 = time.perf_counter()
+        mode.push_weights(trainer, work / "pushed")
+        out["push_s"] = round(time.perf_counter() - t0, 2)
+    model.close()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", help="cuda (default) | cpu (the self-test)")
@@ -216,6 +258,7 @@ def main() -> int:
     ap.add_argument("--engine-tokens", type=int, default=48, help="tokens generated per prompt there")
     ap.add_argument("--corpus-episodes", type=int, default=100, help="the tiny base's tokenizer corpus (episodes)")
     ap.add_argument("--paper", action="store_true", help="the paper-shape check (random Qwen3-4B) instead")
+    ap.add_argument("--vllm", action="store_true", help="--paper: also the vLLM step (when vLLM is installed)")
     ap.add_argument("--prompt-tokens", type=int, default=4096)
     ap.add_argument("--completion-tokens", type=int, default=512)
     ap.add_argument("--config", type=Path, default=ROOT / "data/model_configs/qwen3-4b-instruct-2507.json",
@@ -241,9 +284,14 @@ def main() -> int:
                 peak = torch.cuda.max_memory_allocated() / 1e9 if args.device == "cuda" else None
                 result["paper"] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
                                    "peak_allocated_gb": peak}
+            if args.vllm:
+                try:
+                    result["vllm"] = vllm_step(Path(tmp), args.device, args.config, args.completion_tokens)
+                except Exception as e:  # noqa: BLE001 - report what failed with what was measured
+                    result["vllm"] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:600]}"}
         args.out.write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(result, indent=1))
-        return 1 if "error" in result["paper"] else 0
+        return 1 if "error" in result["paper"] or "error" in result.get("vllm", {}) else 0
     with tempfile.TemporaryDirectory(prefix="lis-gpu-check-") as tmp:
         work = Path(tmp)
         from lis.offline.base import build_base

@@ -41,7 +41,8 @@ VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_SERVER_DEV_MODE": "1"}
 
 
 @contextlib.contextmanager
-def vllm_engine(model_dir: Path, dtype: str, state_dir: Path, max_model_len: int = 4096) -> Iterator[VLLMTokenEngine]:
+def vllm_engine(model_dir: Path, dtype: str, state_dir: Path, max_model_len: int = 4096,
+                extra_args: list[str] | None = None) -> Iterator[VLLMTokenEngine]:
     """A vLLM server on ``model_dir`` (started as ``serve.auto`` starts one, stopped after) and the token
     engine on it (no stop ids: sequences run to their budget)."""
     port = free_port()
@@ -49,7 +50,8 @@ def vllm_engine(model_dir: Path, dtype: str, state_dir: Path, max_model_len: int
     entry = {"backend": "openai", "model": name, "base_url": f"http://127.0.0.1:{port}/v1",
              "serve": {"auto": True, "model": str(Path(model_dir).resolve()), "max_model_len": max_model_len,
                        "startup_timeout_s": 900, "env": dict(VLLM_ENV),
-                       "extra_args": ["--dtype", dtype, "--seed", "0", "--logprobs-mode", "processed_logprobs"]}}
+                       "extra_args": ["--dtype", dtype, "--seed", "0", "--logprobs-mode", "processed_logprobs",
+                                      *(extra_args or [])]}}
     with serving({name: entry}, [name], root=state_dir):
         with VLLMTokenEngine(entry["base_url"], name, api_key="EMPTY", stop_ids=set()) as engine:
             yield engine
