@@ -247,6 +247,39 @@ def t_generate(records: list[dict[str, Any]]) -> str:
         + _failed(r, "generate")
 
 
+def t_vllm_generate(records: list[dict[str, Any]]) -> str:
+    r = latest(records, "vllm")
+    if r is None:
+        return _missing("vllm")
+    nums = r["benchmarks"]["vllm"]["numbers"]
+    rows = [[f"{c['case']}; prompts of {c['prompt_tokens']['min']}–{c['prompt_tokens']['max']} tokens, "
+             f"{c['max_new_tokens']} new", f"{_n(c['in_process']['tokens_per_s'])} tokens/s",
+             f"{_n(c['vllm']['tokens_per_s'])} tokens/s", f"**{c['vllm_over_in_process']:g}×**"]
+            for c in nums["generate"]]
+    head = ["sequences at once", "in-process engine", "vLLM (float32)", "vLLM / in-process"]
+    return source([r]) + f" {nums['model']}, CPU, {nums.get('torch_threads')} torch threads.\n\n" \
+        + table(head, rows) + _failed(r, "vllm")
+
+
+def t_vllm_mismatch(records: list[dict[str, Any]]) -> str:
+    r = latest(records, "vllm")
+    if r is None:
+        return _missing("vllm")
+    nums = r["benchmarks"]["vllm"]["numbers"]
+    rows = []
+    for m in nums["mismatch"]:
+        smp = m["sampling"]
+        rows.append([m["vllm_dtype"], f"{m['settings']} (T {smp['temperature']:g}, top-p {smp['top_p']:g}, "
+                     f"top-k {smp['top_k']})", f"{m['sequences']} × {m['tokens'] // m['sequences']}",
+                     f"{m['token_abs_diff_mean']:.3g}", f"{m['token_abs_diff_max']:.3g}",
+                     f"{m['seq_log_ratio_mean']:.3g} [{m['seq_log_ratio_min']:.3g}, {m['seq_log_ratio_max']:.3g}]",
+                     f"{m['seq_ratio_min']:.3g} – {m['seq_ratio_max']:.3g}"])
+    head = ["vLLM dtype", "sampling", "sequences × tokens", "mean abs diff per token", "max abs diff",
+            "sequence log-ratio mean [min, max]", "sequence ratio"]
+    return source([r]) + f" {nums['model']}; the trainer recomputes in float32, log_softmax(logits / T).\n\n" \
+        + table(head, rows) + _failed(r, "vllm")
+
+
 def t_rollout(records: list[dict[str, Any]]) -> str:
     r = latest(records, "rollout")
     if r is None:
@@ -331,6 +364,7 @@ def t_rehearsal(records: list[dict[str, Any]]) -> str:
 
 TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "timings": t_timings, "overview": t_overview, "sandbox": t_sandbox, "serve": t_serve, "generate": t_generate,
+    "vllm-generate": t_vllm_generate, "vllm-mismatch": t_vllm_mismatch,
     "rollout": t_rollout, "determinism": t_determinism, "startup": t_startup, "plan": t_plan,
     "rehearsal": t_rehearsal,
 }
