@@ -171,8 +171,9 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     lines = max(1, (prompt_tokens - bare) // per_line + 1)
     tasks = [task(i, lines) for i in range(16)]
     prompt_len = len(first_prompt_ids(tasks[0], tok, "vanilla", AgentConfig()))
-    g = load(ROOT, profile="full").section("grpo")
-    sec = {**g, "steps": steps, "max_prompt_tokens": prompt_len + 16, "max_tokens_per_turn": completion_tokens,
+    g = load(ROOT, profile="full").section("grpo")   # generating in the training process (vLLM: vllm_step)
+    sec = {**g, "vllm": {**g["vllm"], "mode": "none"}, "steps": steps, "max_prompt_tokens": prompt_len + 16,
+           "max_tokens_per_turn": completion_tokens,
            "max_episode_tokens": completion_tokens, "max_turns": 1, "save_every": 1000,
            "precision": {"bf16": cuda, "gradient_checkpointing": True}, "threads": 0 if cuda else 2}
     s = GRPOSettings.from_params(sec)
