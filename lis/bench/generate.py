@@ -35,6 +35,26 @@ def bench_prompts(model: LocalHFModel, n: int, group: bool = False) -> list[list
     return [model.render(render_prompts(t, "sandbox"), TOOLS) for t in chosen]
 
 
+def at_once(n: int, one: Callable[[int], Draw]) -> tuple[list[Draw | None], list[str], float]:
+    """``one(i)`` for i in 0..n-1 on n threads at once: the draws, the errors, the wall time."""
+    draws: list[Draw | None] = [None] * n
+    errors: list[str] = []
+
+    def run(i: int) -> None:
+        try:
+            draws[i] = one(i)
+        except Exception as e:  # noqa: BLE001 - reported in the result, not swallowed
+            errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return draws, errors, time.perf_counter() - t0
+
+
 def bench_generate(model: LocalHFModel, *, n: int = 16, max_new_tokens: int = 64, temperature: float = 1.0,
                    group: bool = False, honour_stop: bool = False, random_stops: int = 0, max_batch: int = 64,
                    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
@@ -60,22 +80,8 @@ def bench_generate(model: LocalHFModel, *, n: int = 16, max_new_tokens: int = 64
     progress(f"{n} sequences at once")
     engine = BatchEngine(model.model, stop_ids, max_batch=max_batch, max_batch_tokens=max_batch_tokens,
                          name=model.name)
-    concurrent: list[Draw | None] = [None] * n
-    errors: list[str] = []
-
-    def run(i: int) -> None:
-        try:
-            concurrent[i] = engine.generate(prompts[i], max_new, temperature=temperature, seed=i)
-        except Exception as e:  # noqa: BLE001 - reported in the result, not swallowed
-            errors.append(f"{type(e).__name__}: {e}")
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    con_s = time.perf_counter() - t0
+    concurrent, errors, con_s = at_once(n, lambda i: engine.generate(prompts[i], max_new, temperature=temperature,
+                                                                     seed=i))
     stats = dict(engine.stats)
     engine.close()
 

@@ -19,14 +19,12 @@ from __future__ import annotations
 import contextlib
 import math
 import statistics as st
-import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
 
-from lis.bench.generate import bench_prompts
+from lis.bench.generate import at_once, bench_prompts
 from lis.bench.serve import free_port
 from lis.models.batch_engine import BatchEngine
 from lis.models.local_hf import LocalHFModel
@@ -57,26 +55,6 @@ def vllm_engine(model_dir: Path, dtype: str, state_dir: Path, max_model_len: int
             yield engine
 
 
-def _at_once(n: int, one: Callable[[int], Draw]) -> tuple[list[Draw | None], list[str], float]:
-    """``one(i)`` for i in 0..n-1 on n threads at once: the draws, the errors, the wall time."""
-    draws: list[Draw | None] = [None] * n
-    errors: list[str] = []
-
-    def run(i: int) -> None:
-        try:
-            draws[i] = one(i)
-        except Exception as e:  # noqa: BLE001 - reported in the result, not swallowed
-            errors.append(f"{type(e).__name__}: {e}")
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return draws, errors, time.perf_counter() - t0
-
-
 def _side(draws: list[Draw | None], errors: list[str], wall: float) -> dict[str, Any]:
     tokens = sum(len(d.ids) for d in draws if d is not None)
     return {"wall_s": round(wall, 3), "tokens": tokens, "tokens_per_s": round(tokens / wall, 1), "errors": errors[:3]}
@@ -93,10 +71,10 @@ def bench_vllm_generate(model: LocalHFModel, engine: VLLMTokenEngine, *, n: int 
     local = BatchEngine(model.model, set(), name=model.name)
     local.generate(prompts[0][:32], 4, temperature=temperature, seed=0)
     progress(f"{n} sequences at once in this process")
-    ours = _side(*_at_once(n, lambda i: local.generate(prompts[i], max_new, temperature=temperature, seed=i)))
+    ours = _side(*at_once(n, lambda i: local.generate(prompts[i], max_new, temperature=temperature, seed=i)))
     local.close()
     progress(f"{n} sequences at once through vLLM")
-    got = _at_once(n, lambda i: engine.generate(prompts[i], max_new, temperature=temperature, seed=i))
+    got = at_once(n, lambda i: engine.generate(prompts[i], max_new, temperature=temperature, seed=i))
     theirs = _side(*got)
     lengths = [len(p) for p in prompts]
     return {"model": model.name, "parameters": sum(p.numel() for p in model.model.parameters()),
