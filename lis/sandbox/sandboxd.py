@@ -37,7 +37,7 @@ SHELL_ENV_KEEP = ("HOME", "PATH", "LANG", "LC_ALL", "USER", "PYTHONUNBUFFERED", 
                   "MPLBACKEND", "TERM", "TZ")
 GRACE_S = 2.0  # after killing a command, how long the shell has to come back before it is restarted
 PIDS_SLACK = 2  # the process limit counts as exhausted when at most this many more tasks fit
-PIDS_LOOK_S = 0.25  # how long a sandbox over half its process limit is watched for reaching it
+PIDS_LOOK_S = 1.0  # how long a sandbox over half its process limit is watched for reaching it
 WALK_MAX_ENTRIES = 50000  # entries ``walk`` lists; the rest are counted, not listed
 READ_RANGE_MAX = 8 << 20  # the most bytes one ``read_range`` answers with
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
@@ -246,8 +246,9 @@ class Shell:
     def exhausted(self):
         """The process limit is (all but) used up: a command could not start its processes. Counted,
         not guessed from a command's output (which may say anything). A fork bomb at the limit drops
-        below it for ~0.1 s every few seconds (a wave of bash's fork retries gives up and exits), so
-        a sandbox over half full is looked at again for a moment before it is declared fine."""
+        below it for ~0.1 s every few seconds (a wave of bash's fork retries gives up and exits), and on
+        a loaded host such a dip can last a few tenths of a second, so a sandbox over half full is
+        watched for up to PIDS_LOOK_S before it is declared fine (only such a sandbox pays the wait)."""
         limit = self.pids.get("limit")
         if not limit or os.getpid() != 1:
             return False  # only as PID 1 of the sandbox do we see (and may kill) every process
