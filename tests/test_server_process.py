@@ -137,3 +137,68 @@ print("healthy" if healthy({url!r}) else "down", flush=True)
     assert other.wait(timeout=60) == 0  # the last user out stops it (atexit)
     p = json.loads(pids.read_text())
     assert wait_gone(p["server"], p["child"]) and not healthy(url)
+
+
+def reapers(state_dir: Path, name: str) -> list[int]:
+    """The reaper processes of the server ``name`` that still run."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"reap" in argv and str(state_dir).encode() in argv and name.encode() in argv and alive(int(d.name)):
+            out.append(int(d.name))
+    return out
+
+
+def other_process(url: str, state: Path, *, linger_s: float, identity: str | None, cmd: list[str]) -> str:
+    """Another process (the next Snakemake job) ensures and releases the server; returns started|reused."""
+    r = subprocess.run([sys.executable, "-c", f"""
+import pathlib, sys
+sys.path.insert(0, {str(ROOT)!r})
+from lis.util.server_process import ensure
+srv = ensure("m", {cmd!r}, {url!r}, state_dir=pathlib.Path({str(state)!r}), startup_timeout_s=60,
+             linger_s={linger_s!r}, identity={identity!r})
+print("started" if srv.started else "reused", flush=True)
+"""], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_a_lingering_server_serves_the_next_job_then_its_reaper_stops_it(tmp_path):
+    """linger_s: the last user out leaves the server up; the next process reuses it (no second
+    start), and once idle for linger_s the reaper stops the whole group and exits itself."""
+    port, pids, state = free_port(), tmp_path / "pids.json", tmp_path / "serve"
+    url = f"http://127.0.0.1:{port}/v1/models"
+    cmd = command(port, pids)
+    srv = ensure("m", cmd, url, state_dir=state, startup_timeout_s=60, linger_s=3, identity="w1")
+    assert srv.started
+    p = json.loads(pids.read_text())
+    release("m")
+    assert healthy(url) and alive(p["server"]) and reapers(state, "m"), "the last user out stopped a lingering server"
+    assert "idle_since" in json.loads((state / "m.pid").read_text())
+    assert other_process(url, state, linger_s=3, identity="w1", cmd=cmd) == "reused"
+    assert (state / "m.log").read_text().count("lis starts:") == 1  # loaded once for both jobs
+    assert wait_gone(p["server"], p["child"], timeout=30), "the reaper did not stop the idle server"
+    assert wait_until(lambda: not (state / "m.pid").exists(), 15, "the record gone", interval=0.1, fail=False)
+    assert not healthy(url)
+    assert wait_until(lambda: not reapers(state, "m"), 15, "the reapers gone", interval=0.1, fail=False)
+    assert "idle for 3 s: stopping it" in (state / "m.log").read_text()
+
+
+def test_a_lingering_server_with_other_weights_is_restarted_not_reused(tmp_path):
+    port, pids, state = free_port(), tmp_path / "pids.json", tmp_path / "serve"
+    url = f"http://127.0.0.1:{port}/v1/models"
+    cmd = command(port, pids)
+    ensure("m", cmd, url, state_dir=state, startup_timeout_s=60, linger_s=60, identity="old-weights")
+    first = json.loads(pids.read_text())["server"]
+    release("m")
+    assert healthy(url)
+    srv = ensure("m", cmd, url, state_dir=state, startup_timeout_s=60, linger_s=60, identity="new-weights")
+    assert srv.started and wait_gone(first), "a server with other weights was reused"
+    assert json.loads((state / "m.pid").read_text())["identity"] == "new-weights"
+    second = json.loads(pids.read_text())
+    release_all(linger=False)  # what a cancelled process does: stop now, linger or not
+    assert wait_gone(second["server"], second["child"]) and not healthy(url)
+    assert wait_until(lambda: not reapers(state, "m"), 15, "the reapers gone", interval=0.1, fail=False)

@@ -22,6 +22,8 @@ class ServeSpec(Section):
     """default: <base_url>/models for a command, the server root's /health for vLLM"""
     startup_timeout_s: PosFloat = 1800.0
     """how long the server may take to answer its health URL"""
+    linger_s: NonNegFloat = 0.0
+    """after its last job ends, how long the server stays up for the model's next job (0: stop it at once)"""
     env: dict[str, str | float] = {}
     model: str | None = None
     """the weights vLLM loads (default: the entry's model)"""

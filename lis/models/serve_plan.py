@@ -15,6 +15,9 @@
 expect the server to be up, as before. With ``auto: true`` the eval, throughput (and any stage
 using :func:`serving`) start it when its health URL does not answer, reuse it for every job of the
 model in the process, and stop it on every exit path (:mod:`lis.util.server_process`).
+``serve.linger_s`` keeps it up that long after its last job, for the model's next job (a pipeline
+evaluates each model on several task sets, one job each); a server whose weights folder changed
+since it started is restarted, never reused.
 
 The vLLM command: ``vllm serve <serve.model or model> --host H --port P`` (from ``base_url``),
 ``--served-model-name <model>``, ``--enable-auto-tool-choice --tool-call-parser <parser>`` with the
@@ -28,6 +31,8 @@ venv, either build); ``serve.env`` carries the CPU build's settings (``VLLM_CPU_
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +49,7 @@ from lis.util import server_process
 
 VLLM_KEYS = {"model", "tool_call_parser", "reasoning_parser", "tensor_parallel_size", "max_model_len",
              "enable_prefix_caching", "host", "port", "extra_args"}
-COMMON_KEYS = {"auto", "command", "health_url", "startup_timeout_s", "env"}
+COMMON_KEYS = {"auto", "command", "health_url", "startup_timeout_s", "env", "linger_s"}
 STATE_DIR = Path("logs/serve")
 # (pattern on the lower-cased model id, vLLM tool-call parser): first match wins
 PARSERS = ((r"qwen3-coder", "qwen3_coder"), (r"qwen3", "hermes"), (r"qwen2\.5", "hermes"),
@@ -59,6 +64,8 @@ class ServePlan:
     health_url: str
     startup_timeout_s: float
     env: dict[str, str]
+    linger_s: float = 0.0
+    weights: str | None = None  # the weights vLLM loads (a folder or a hub id)
 
 
 def family_parser(model: str) -> str | None:
@@ -94,6 +101,7 @@ def plan(name: str, spec: dict[str, Any]) -> ServePlan | None:
         raise ModelError(f"models.{name}: a served entry needs base_url (where its server answers)",
                          f"set models.{name}.base_url, e.g. http://127.0.0.1:8000/v1")
     command = serve.get("command")
+    weights = None if command is not None else str(serve.get("model") or spec.get("model") or "") or None
     if command is not None:
         both = sorted(set(serve) & VLLM_KEYS)
         if both:
@@ -106,7 +114,21 @@ def plan(name: str, spec: dict[str, Any]) -> ServePlan | None:
         health = serve.get("health_url") or _root_url(base_url) + "/health"
     return ServePlan(name=name, auto=checked.auto, command=cmd, health_url=health,
                      startup_timeout_s=float(checked.startup_timeout_s),
-                     env={str(k): str(v) for k, v in checked.env.items()})
+                     env={str(k): str(v) for k, v in checked.env.items()}, linger_s=float(checked.linger_s),
+                     weights=weights)
+
+
+def identity(p: ServePlan, root: Path) -> str:
+    """What a running server must have been started with to be reused: its environment and, when
+    the weights are a local folder, every file's name, size and modification time in it."""
+    h = hashlib.sha256(json.dumps(sorted(p.env.items())).encode())
+    folder = (root / p.weights) if p.weights else None
+    if folder is not None and folder.is_dir():
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                st = f.stat()
+                h.update(f"{f.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def vllm_command(name: str, spec: dict[str, Any]) -> list[str]:
@@ -157,7 +179,8 @@ def serving(models: dict[str, dict[str, Any]], names: Iterable[str | None], root
             if not server_process.in_use(p.name):
                 ours.append(p.name)  # an enclosing block that ensured it releases it
             servers.append(server_process.ensure(p.name, vllm_program.resolve(p.command), p.health_url, state_dir=root / STATE_DIR,
-                                                 startup_timeout_s=p.startup_timeout_s, env=p.env or None, cwd=root))
+                                                 startup_timeout_s=p.startup_timeout_s, env=p.env or None, cwd=root,
+                                                 linger_s=p.linger_s, identity=identity(p, root)))
         yield servers
     finally:
         for name in ours:

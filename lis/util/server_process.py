@@ -20,6 +20,14 @@ a ``.pid`` file (the user's) is never stopped. The kernel releases the locks of 
 dies, so a process killed with SIGKILL does not keep a server alive for others; the server itself
 then runs until the next lis process that uses it ends.
 
+Lingering (``linger_s`` > 0): the last user out leaves a server lis started running for that many
+seconds, so the next job of the same model (another Snakemake job, moments later) reuses it instead
+of loading the weights again. A detached reaper (``python -m lis.util.server_process reap``) stops
+it once nobody has used it for ``linger_s``. ``identity`` (the weights' fingerprint) and the command
+are recorded in ``<name>.pid``: a server lis started whose weights or command differ from what a later
+``ensure`` with an ``identity`` asks is stopped and started afresh, never reused. A cancelled process (SIGINT/SIGTERM)
+stops its servers at once, lingering or not.
+
 Exit paths: :func:`release_all` runs at exit (atexit), and a SIGINT/SIGTERM handler chained in front
 of the process's own (``lis.sandbox.registry``'s) releases before a second signal's hard exit.
 """
@@ -33,6 +41,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -123,13 +132,15 @@ class Server:
     state_dir: Path
     started: bool = False
     proc: subprocess.Popen | None = None
+    linger_s: float = 0.0
     _users_fd: int | None = field(default=None, repr=False)
 
     def _file(self, suffix: str) -> Path:
         return self.state_dir / f"{self.name}{suffix}"
 
-    def release(self) -> None:
-        """Stop using the server; stop it when this process is its last user and lis started it."""
+    def release(self, linger: bool = True) -> None:
+        """Stop using the server. When this process is its last user and lis started it: stop it, or
+        with ``linger_s`` (and ``linger``, and no cancel) leave it to a reaper that stops it later."""
         if self._users_fd is None:
             return
         with _flock(self._file(".lock"), fcntl.LOCK_EX):
@@ -141,7 +152,13 @@ class Server:
                 last = False
             if last:
                 rec = _read_pid(self._file(".pid"))
-                if rec is not None:
+                if rec is not None and linger and self.linger_s > 0 and not cancel.requested():
+                    rec.update(idle_since=time.time(), linger_s=self.linger_s)
+                    self._file(".pid").write_text(json.dumps(rec) + "\n")
+                    _spawn_reaper(self)
+                    log.info("model server %s stays up %g s for the next job of its model (process group %s)",
+                             self.name, self.linger_s, rec["pgid"])
+                elif rec is not None:
                     who = "ours" if self.started else f"started by process {rec.get('owner')}"
                     log.info("stopping model server %s (process group %s, %s)", self.name, rec["pgid"], who)
                     stop_group(int(rec["pgid"]), self.proc)
@@ -176,32 +193,99 @@ def _read_pid(path: Path) -> dict | None:
 
 
 def ensure(name: str, command: Sequence[str], health_url: str, *, state_dir: Path, startup_timeout_s: float = 600,
-           env: dict[str, str] | None = None, cwd: Path | None = None) -> Server:
+           env: dict[str, str] | None = None, cwd: Path | None = None, linger_s: float = 0.0,
+           identity: str | None = None) -> Server:
     """The server ``name``, up and healthy: reused when it answers (in this process: the same one),
-    else started from ``command``. Raises LisError when it cannot start or stays unhealthy."""
+    else started from ``command``. A server lis started for another ``identity`` or command is
+    restarted instead of reused. Raises LisError when it cannot start or stays unhealthy."""
     with _lock:
         if name in _servers:
             return _servers[name]
         _chain_signal_handlers()
         state_dir = Path(state_dir)
-        srv = Server(name, list(command), health_url, state_dir / f"{name}.log", state_dir)
+        srv = Server(name, list(command), health_url, state_dir / f"{name}.log", state_dir, linger_s=float(linger_s))
         with _flock(srv._file(".lock"), fcntl.LOCK_EX):
             users = os.open(srv._file(".users"), os.O_RDWR | os.O_CREAT, 0o644)
-            if healthy(health_url):
-                log.info("model server %s answers at %s: reusing it", name, health_url)
-            else:
-                try:
-                    _start(srv, startup_timeout_s, env, cwd)
-                except BaseException:
-                    os.close(users)
-                    raise
+            try:
+                rec = _read_pid(srv._file(".pid"))
+                if (identity is not None and rec is not None and healthy(health_url)
+                        and (rec.get("command") != srv.command or rec.get("identity") != identity)):
+                    _stop_for_other(srv, rec, users)
+                if healthy(health_url):
+                    log.info("model server %s answers at %s: reusing it", name, health_url)
+                    if rec is not None and "idle_since" in rec:  # lingering: in use again (its reaper lets it be)
+                        rec.pop("idle_since")
+                        srv._file(".pid").write_text(json.dumps(rec) + "\n")
+                else:
+                    _start(srv, startup_timeout_s, env, cwd, identity)
+            except BaseException:
+                os.close(users)
+                raise
             fcntl.flock(users, fcntl.LOCK_SH)
             srv._users_fd = users
         _servers[name] = srv
         return srv
 
 
-def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | None) -> None:
+def _stop_for_other(srv: Server, rec: dict, users: int) -> None:
+    """A server lis started answers, but for other weights or another command: stop it (under the
+    lock), unless another process still uses it."""
+    try:
+        fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise LisError(f"model server {srv.name} at {srv.health_url} serves other weights or another command "
+                       f"than this job asks, and another lis process still uses it",
+                       "wait for that job to finish, or give this models entry its own port") from None
+    fcntl.flock(users, fcntl.LOCK_UN)
+    log.info("model server %s (process group %s) serves other weights or another command: restarting it",
+             srv.name, rec["pgid"])
+    stop_group(int(rec["pgid"]))
+    srv._file(".pid").unlink(missing_ok=True)
+
+
+def _spawn_reaper(srv: Server) -> None:
+    """A detached process that stops the lingering server ``srv`` once it has been idle for its linger."""
+    with open(srv.log_path, "ab") as out:
+        subprocess.Popen([sys.executable, "-m", "lis.util.server_process", "reap", str(srv.state_dir), srv.name],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out, start_new_session=True,
+                         cwd=Path(__file__).resolve().parents[2])
+
+
+def reap(state_dir: Path, name: str, poll_s: float = 5.0) -> None:
+    """The reaper's loop: stop the server ``name`` when its record says it has been idle for its
+    ``linger_s`` and nobody uses it; return at once when it is gone or in use again (the next last
+    user out starts another reaper)."""
+    pid_file, lock = Path(state_dir) / f"{name}.pid", Path(state_dir) / f"{name}.lock"
+    while True:
+        rec = _read_pid(pid_file)
+        if rec is None or "idle_since" not in rec:
+            return
+        wait = rec["idle_since"] + rec["linger_s"] - time.time()
+        if wait > 0:
+            time.sleep(min(wait, poll_s))
+            continue
+        with _flock(lock, fcntl.LOCK_EX):
+            users = os.open(Path(state_dir) / f"{name}.users", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                try:
+                    fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return  # in use again
+                rec = _read_pid(pid_file)
+                if rec is None or "idle_since" not in rec:
+                    return
+                if rec["idle_since"] + rec["linger_s"] > time.time():
+                    continue  # used and released again meanwhile: a later deadline
+                log.info("model server %s idle for %g s: stopping it", name, rec["linger_s"])
+                stop_group(int(rec["pgid"]))
+                pid_file.unlink(missing_ok=True)
+                return
+            finally:
+                os.close(users)
+
+
+def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | None,
+           identity: str | None = None) -> None:
     if not srv.command:
         raise LisError(f"model server {srv.name}: nothing answers {srv.health_url} and there is no command to start",
                        "start the server yourself or give the models entry a serve: block")
@@ -220,7 +304,8 @@ def _start(srv: Server, timeout: float, env: dict[str, str] | None, cwd: Path | 
                            "install the server program (vLLM: bash scripts/setup.sh vllm) or fix serve.command") from None
     srv.proc, srv.started = proc, True
     srv._file(".pid").write_text(json.dumps({"pid": proc.pid, "pgid": proc.pid, "owner": os.getpid(),
-                                             "command": srv.command, "health_url": srv.health_url}) + "\n")
+                                             "command": srv.command, "health_url": srv.health_url,
+                                             "identity": identity}) + "\n")
     deadline = time.monotonic() + timeout
     try:
         while not healthy(srv.health_url):
@@ -247,21 +332,23 @@ def in_use(name: str) -> bool:
 
 
 def release(name: str) -> None:
-    """Release the server ``name`` (stopping it when this process is its last user and lis started it)."""
+    """Release the server ``name`` (stopping it, or leaving it to linger, when this process is its
+    last user and lis started it)."""
     with _lock:
         srv = _servers.pop(name, None)
     if srv is not None:
         srv.release()
 
 
-def release_all() -> None:
-    """Release every server this process uses (stopping those it is the last user of)."""
+def release_all(linger: bool = True) -> None:
+    """Release every server this process uses (stopping those it is the last user of, or leaving
+    them to linger; ``linger=False``: stop them now)."""
     with _lock:
         servers = list(_servers.values())
         _servers.clear()
     for srv in servers:
         try:
-            srv.release()
+            srv.release(linger)
         except Exception as e:  # noqa: BLE001 - the others must go too
             log.warning("stopping model server %s failed: %s", srv.name, e)
 
@@ -278,7 +365,7 @@ def _chain_signal_handlers() -> None:
 
         def handler(signum, frame, prev=prev):
             if cancel.requested() or not callable(prev):  # a second signal, or nothing to unwind us
-                release_all()
+                release_all(linger=False)
             if callable(prev):
                 prev(signum, frame)
             elif prev == signal.SIG_DFL:
@@ -289,3 +376,7 @@ def _chain_signal_handlers() -> None:
 
 
 atexit.register(release_all)
+
+if __name__ == "__main__" and sys.argv[1:2] == ["reap"]:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s reaper: %(message)s")
+    reap(Path(sys.argv[2]), sys.argv[3])

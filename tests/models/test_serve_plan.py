@@ -80,3 +80,26 @@ def test_params_refuse_a_bad_serve_block(repo_copy, serve, msg):
         load(repo_copy)
     assert msg in str(e.value), str(e.value)
     assert isinstance(e.value, LisError)
+
+
+def test_the_identity_a_lingering_server_is_checked_against_follows_the_weights_folder_and_env(tmp_path):
+    """serve.linger_s keeps a server up for the model's next job; it is reused only while its
+    weights folder (names, sizes, modification times) and environment are what it started with."""
+    import os
+
+    from lis.models.serve_plan import identity
+
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w/model.safetensors").write_bytes(b"x" * 8)
+    p = plan("m", entry(auto=True, model="w", linger_s=120, env={"VLLM_CPU_KVCACHE_SPACE": "1"}))
+    assert p.linger_s == 120 and p.weights == "w"
+    first = identity(p, tmp_path)
+    assert identity(p, tmp_path) == first
+    os.utime(tmp_path / "w/model.safetensors", ns=(1, 1))  # retrained in place: same name, same size
+    assert identity(p, tmp_path) != first
+    again = identity(p, tmp_path)
+    other_env = plan("m", entry(auto=True, model="w", linger_s=120, env={"VLLM_CPU_KVCACHE_SPACE": "2"}))
+    assert identity(other_env, tmp_path) != again
+    assert plan("m", entry(auto=True)).linger_s == 0  # the default: stopped after its last job
+    with pytest.raises(ModelError, match="linger_s"):
+        plan("m", entry(auto=True, linger_s=-1))
