@@ -35,6 +35,11 @@ def repo(tmp_path_factory):
             "serve": {"auto": True, "startup_timeout_s": 60,
                       "command": [sys.executable, str(PROGRAM), "--port", str(port), "--child", "--delay-s",
                                   str(delay), "--pids", str(repo / f"{name}.pids")]}}
+    lingering = params["models"]["served-linger"] = json.loads(json.dumps(params["models"]["served"]))
+    port = free_port()
+    lingering["base_url"] = f"http://127.0.0.1:{port}/v1"
+    lingering["serve"].update(linger_s=4, command=[sys.executable, str(PROGRAM), "--port", str(port), "--child",
+                                                   "--pids", str(repo / "served-linger.pids")])
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["lis", "tasks", "--domain", "math", "--profile", "ci", "--out", "data/tasks/math.jsonl"], cwd=repo)
     return repo, params["models"]
@@ -126,3 +131,27 @@ def test_lis_throughput_starts_the_server_and_stops_it(repo):
     assert res["model"]["endpoint"] == models["served"]["base_url"]
     assert vanilla["completed"] == 1 and vanilla["errors"] == 0 and vanilla["qpm"]["mean"] > 0
     assert wait_gone(*pids(repo, "served")) and not healthy(health(models, "served"))
+
+
+def test_a_lingering_server_serves_the_models_next_eval_job_and_then_stops(repo):
+    """serve.linger_s: two eval jobs of one model, one after the other, load it once; it stops by
+    itself once idle for linger_s. A changed serve.env is another server: started afresh."""
+    repo, models = repo
+    url = health(models, "served-linger")
+    for out in ("data/eval/linger1", "data/eval/linger2"):
+        run(["lis", "eval", "run", "--model", "served-linger", "--domain", "math", "--mode", "vanilla", "--profile",
+             "ci", "--limit", "1", "--out", out], cwd=repo)
+        assert json.loads((repo / out / "metrics.json").read_text())["scored"] == 1
+        assert healthy(url), "the server did not stay up for the model's next job"
+    log = (repo / "logs/serve/served-linger.log").read_text()
+    assert log.count("lis starts:") == 1, log[-3000:]
+    first = pids(repo, "served-linger")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["models"]["served-linger"]["serve"]["env"] = {"X": "1"}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    run(["lis", "eval", "run", "--model", "served-linger", "--domain", "math", "--mode", "vanilla", "--profile",
+         "ci", "--limit", "1", "--out", "data/eval/linger3"], cwd=repo)
+    assert wait_gone(*first), "a server started with another environment was reused"
+    assert (repo / "logs/serve/served-linger.log").read_text().count("lis starts:") == 2
+    assert wait_gone(*pids(repo, "served-linger"), timeout=30), "the idle server was not stopped after linger_s"
+    assert not healthy(url) and "idle for 4 s: stopping it" in (repo / "logs/serve/served-linger.log").read_text()
