@@ -20,6 +20,7 @@ evaluates each model on several task sets, one job each); a server whose weights
 since it started is restarted, never reused.
 
 The vLLM command: ``vllm serve <serve.model or model> --host H --port P`` (from ``base_url``),
+``--enable-prompt-tokens-details`` (so the usage reports prefix-cache hits),
 ``--served-model-name <model>``, ``--enable-auto-tool-choice --tool-call-parser <parser>`` with the
 parser of the model's family as the authors instruct (hermes: Qwen3 Instruct; qwen3_coder:
 Qwen3-Coder; deepseek_v3 / deepseek_v31 / deepseek_v32: DeepSeek), ``--reasoning-parser``,
@@ -142,7 +143,8 @@ def vllm_command(name: str, spec: dict[str, Any]) -> list[str]:
     u = urlsplit(spec["base_url"])
     host = serve.get("host") or u.hostname or "127.0.0.1"
     port = serve.get("port") or u.port or (443 if u.scheme == "https" else 80)
-    cmd = ["vllm", "serve", str(weights), "--host", str(host), "--port", str(port)]
+    # usage.prompt_tokens_details.cached_tokens: the prefix-cache hits lis records per turn (vLLM omits it otherwise)
+    cmd = ["vllm", "serve", str(weights), "--host", str(host), "--port", str(port), "--enable-prompt-tokens-details"]
     if served and served != weights:
         cmd += ["--served-model-name", str(served)]
     parser = serve["tool_call_parser"] if "tool_call_parser" in serve else family_parser(str(served or weights))

@@ -37,7 +37,7 @@ def test_the_vllm_command_is_built_from_the_fields():
     p = plan("m", entry(auto=True, tensor_parallel_size=2, max_model_len=32768,
                         enable_prefix_caching=False, port=8123, extra_args=["--gpu-memory-utilization", "0.8"],
                         **{"model": "/weights/q4"}))
-    assert p.auto and p.command == ["vllm", "serve", "/weights/q4", "--host", "localhost", "--port", "8123",
+    assert p.auto and p.command == ["vllm", "serve", "/weights/q4", "--host", "localhost", "--port", "8123", "--enable-prompt-tokens-details",
                                     "--served-model-name", "Qwen/Qwen3-4B-Instruct-2507",
                                     "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
                                     "--tensor-parallel-size", "2", "--max-model-len", "32768",

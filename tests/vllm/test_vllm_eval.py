@@ -57,6 +57,8 @@ def test_a_sandbox_eval_starts_vllm_through_serve_auto_and_stops_it(repo):
     m, rows = evaluate(repo, "cold-vllm", "instruct_pretrain", "sandbox", limit=4)
     assert m["n"] == 4 and m["errors"] == 0 and m["scored"] == 4, m
     assert sum(r["turns"] for r in rows) >= 4 and all(r["completion_tokens"] > 0 for r in rows)
+    # --enable-prompt-tokens-details: the prefix cache's hits are reported (turns share the system prompt)
+    assert sum(r["cached_tokens"] for r in rows) > 0, [r["cached_tokens"] for r in rows]
     log = (repo / "logs/serve/cold-vllm.log").read_text()
     assert "vllm" in log.lower() and "lis starts:" in log
     assert not healthy(health), "the vLLM server the eval started outlived it"
