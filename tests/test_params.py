@@ -222,3 +222,25 @@ def test_the_repositorys_own_aliases_are_fine():
     # params.yaml's models share one &trained entry, the ci overlay a &tiny one
     assert "&trained" in (ROOT / "params.yaml").read_text() and "&tiny" in (ROOT / "workflow/params/ci.yaml").read_text()
     load(ROOT, profile="ci")
+
+
+def test_params_show_key_says_which_file_set_it_and_what_it_overrode(proj):
+    """An edit to params.yaml that the profile's overlay overrides is visible: `lis params show KEY`
+    prints the effective value and the file that set it."""
+    edit(proj / "params.yaml", lambda d: d["agent"].update(episode_timeout_s=4321))
+    edit(proj / "workflow/params/smoke.yaml", lambda d: d["agent"].update(episode_timeout_s=300))
+    r = lis(["params", "show", "agent.episode_timeout_s", "--profile", "smoke"], cwd=proj)
+    assert r.stdout.splitlines() == ["agent.episode_timeout_s: 300",
+                                     "# profile smoke: agent.episode_timeout_s: set by workflow/params/smoke.yaml; "
+                                     "it overrides params.yaml (4321)"], r.stdout
+    r = lis(["params", "show", "agent.episode_timeout_s", "--profile", "full"], cwd=proj)
+    assert r.stdout.splitlines()[0] == "agent.episode_timeout_s: 4321" and "set by params.yaml" in r.stdout
+    # a key holding dots, a mapping merged from several files, and a key only the schema's default gives
+    r = lis(["params", "show", "models.deepseek-v3.2.backend", "--profile", "full"], cwd=proj)
+    assert r.stdout.startswith("models.deepseek-v3.2.backend: openai\n") and "set by params.yaml" in r.stdout
+    r = lis(["params", "show", "agent", "--profile", "smoke"], cwd=proj)
+    assert "episode_timeout_s: 300" in r.stdout and "set by params.yaml + workflow/params/smoke.yaml" in r.stdout
+    r = lis(["params", "show", "models.base.serve.startup_timeout_s", "--profile", "full"], cwd=proj)
+    assert r.stdout.startswith("models.base.serve.startup_timeout_s: 1800") and "the schema's default" in r.stdout
+    r2 = lis(["params", "show", "agent.no_such_key"], cwd=proj, check=False)
+    assert r2.returncode == 2 and "no key 'agent.no_such_key'" in r2.stderr and "episode_timeout_s" in r2.stderr

@@ -11,6 +11,7 @@ from lis.cli.options import ParamsFile, Profile, load_params
 from lis.config import render_yaml
 from lis.errors import ParamsError
 from lis.params import available_profiles, find_root, load, SCHEMA_FILE
+from lis.params_source import lookup
 
 app = typer.Typer(help="Validate and show the merged params (params.yaml + the profile overlay).", no_args_is_help=True)
 
@@ -28,12 +29,19 @@ def check(profile: Optional[str] = Profile, params_file: Optional[Path] = Params
 
 
 @app.command("show")
-def show(section: Optional[str] = typer.Argument(None, help="Print only this section."),
+def show(key: Optional[str] = typer.Argument(None, help="Print only this section or key (dotted: "
+                                                         "agent.episode_timeout_s) and which file set it."),
          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
-    """Print the merged params (or one section) as YAML."""
+    """Print the merged params as YAML; with KEY, its effective value and the file that set it (an
+    edit to params.yaml that the profile's overlay overrides shows here)."""
     p = load_params(profile, params_file)
-    data = p.section(section) if section else p.data
-    typer.echo(yaml.safe_dump(data, sort_keys=False).rstrip())
+    if not key:
+        typer.echo(yaml.safe_dump(p.data, sort_keys=False).rstrip())
+        return
+    found = lookup(p, key)
+    shown = found.value if isinstance(found.value, dict) else {key: found.value}  # a mapping: its keys, as before
+    typer.echo(yaml.safe_dump(shown, sort_keys=False).rstrip())
+    typer.echo(f"# profile {p.profile}: {found.note()}")
 
 
 @app.command("schema")

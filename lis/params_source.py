@@ -1,0 +1,98 @@
+"""Where a params value comes from: ``params.yaml``, a profile overlay (or the overlay it extends), or
+the schema's default. ``lis params show KEY`` prints it, so an edit that the active overlay overrides
+is visible before a run.
+
+    from lis.params_source import lookup
+    found = lookup(params, "agent.episode_timeout_s")
+    found.value, found.sources      # 600, ["workflow/params/smoke.yaml"]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lis.errors import ParamsError
+from lis.params import OVERLAY_DIR, PARAMS_FILE, SCHEMA_FILE, Params, _read_yaml, _schema_at
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Found:
+    key: str
+    value: Any
+    sources: list[str]  # the files that set it, last one wins (a mapping merges all of them)
+    default: bool = False  # no file sets it: the schema's default
+    overridden: tuple[tuple[str, Any], ...] = ()  # a leaf: (file, value) of the files whose value lost
+
+    def note(self) -> str:
+        """One line: which file set the value (and what it overrode), for a reader of the value."""
+        if self.default:
+            return f"{self.key}: no file sets it; the schema's default"
+        if not self.sources:
+            return f"{self.key}: set by no file"
+        line = f"{self.key}: set by {' + '.join(self.sources)}"
+        if self.overridden:
+            line += "; it overrides " + ", ".join(f"{f} ({v!r})" for f, v in self.overridden)
+        return line
+
+
+def _split(data: Any, dotted: str) -> tuple[str, ...] | None:
+    """``dotted`` as a path of keys of ``data`` (a key may hold dots: ``models.deepseek-v3.2``)."""
+    if dotted == "":
+        return ()
+    if not isinstance(data, dict):
+        return None
+    for key in sorted((k for k in data if dotted == k or dotted.startswith(f"{k}.")), key=len, reverse=True):
+        rest = _split(data[key], dotted[len(key) + 1:])
+        if rest is not None:
+            return (key, *rest)
+    return None
+
+
+def _get(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return _MISSING
+        data = data[key]
+    return data
+
+
+def _chain(root: Path, profile: str) -> list[tuple[str, dict]]:
+    """The overlay files of ``profile``, the one it extends first: [(relative path, its mapping)]."""
+    files: list[tuple[str, dict]] = []
+    name, seen = profile, set()
+    while name and name not in seen:
+        seen.add(name)
+        path = root / OVERLAY_DIR / f"{name}.yaml"
+        data = _read_yaml(path) or {}
+        files.insert(0, (path.relative_to(root).as_posix(), data))
+        name = data.get("extends") if isinstance(data, dict) else None
+    return files
+
+
+def lookup(params: Params, key: str) -> Found:
+    """The effective value of ``key`` (dotted) under ``params``'s profile, and the files that set it.
+    Raises ParamsError naming the nearest keys when ``key`` is not a params key."""
+    schema = _read_yaml(params.root / SCHEMA_FILE)
+    path = _split(params.data, key)
+    if path is None:
+        head, _, _ = key.partition(".")
+        keys = sorted(params.data.get(head, {})) if isinstance(params.data.get(head), dict) else sorted(params.data)
+        schema_path = tuple(key.split("."))
+        try:
+            props = _schema_at(schema, schema_path)
+        except Exception:  # noqa: BLE001 - not a schema path either
+            props = {}
+        if "default" in props:
+            return Found(key, props["default"], [], default=True)
+        raise ParamsError(f"params has no key {key!r} (under {head!r}: {', '.join(map(str, keys))[:300]})",
+                          "name a key as `lis params show` prints it, dotted: section.key")
+    files = [(PARAMS_FILE, _read_yaml(params.root / PARAMS_FILE))] + _chain(params.root, params.profile)
+    sources = [name for name, data in files if _get(data, path) is not _MISSING]
+    value = _get(params.data, path)
+    if isinstance(value, dict) or not sources:
+        return Found(key, value, sources)
+    lost = tuple((name, _get(data, path)) for name, data in files if name in sources[:-1])
+    return Found(key, value, sources[-1:], overridden=lost)  # a leaf: the last file wins
