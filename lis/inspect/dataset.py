@@ -79,6 +79,12 @@ def _record(task: Task) -> dict[str, Any]:
     return rec
 
 
+def problem_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A sample's input as Inspect View shows it: the problem (the user turn), without the system
+    prompt, which the solver's messages carry (lis's loop renders both itself)."""
+    return [m for m in messages if m.get("role") != "system"] or messages
+
+
 def task_dataset(tasks: list[Task], mode: str, *, name: str, location: str | None = None) -> MemoryDataset:
     """One sample per task (see the module doc); remembers each task's documents for :func:`task_for`."""
     samples = []
@@ -88,8 +94,8 @@ def task_dataset(tasks: list[Task], mode: str, *, name: str, location: str | Non
             _by_hash[h] = t
         meta = {"domain": t.domain, "qa_type": t.qa_type, "source": t.meta.get("source"), "task_hash": h,
                 "lis_task": _record(t)}
-        samples.append(Sample(id=t.id, input=to_inspect(render_prompts(t, mode)), target=t.ground_truth,
-                              metadata=meta))
+        samples.append(Sample(id=t.id, input=to_inspect(problem_messages(render_prompts(t, mode))),
+                              target=t.ground_truth, metadata=meta))
     return MemoryDataset(samples, name=name, location=location, shuffled=False)
 
 

@@ -31,6 +31,7 @@ from inspect_ai.scorer import Score
 
 from lis.agent.trajectory import INFRA, Trajectory
 from lis.errors import LisError
+from lis.inspect.dataset import problem_messages
 from lis.inspect.events import model_event, tool_events
 from lis.inspect.messages import to_inspect, usage_to_inspect
 from lis.inspect.solver import STORE_KEY, summary
@@ -101,15 +102,16 @@ def default_tasks_file(job: Path, domain: str) -> Path | None:
 
 
 def _prompt(rec: Trajectory, task: Task | None) -> list[dict[str, Any]]:
-    """The sample's input: the task's first-turn prompt as the lis Inspect task renders it; without
-    the task, the messages before the first reply (as the model saw them)."""
+    """The sample's input: the task's first-turn problem as the lis Inspect task renders it; without
+    the task, the messages before the first reply (as the model saw them). No system prompt: the
+    sample's messages carry it."""
     if task is not None:
         try:
-            return render_prompts(task, rec.mode)
+            return problem_messages(render_prompts(task, rec.mode))
         except LisError:
             pass
     first = next((i for i, m in enumerate(rec.messages) if m.get("role") == "assistant"), len(rec.messages))
-    return rec.messages[:first] or [{"role": "user", "content": ""}]
+    return problem_messages(rec.messages[:first]) or [{"role": "user", "content": ""}]
 
 
 def _events(rec: Trajectory, model: str) -> list[Any]:

@@ -143,6 +143,8 @@ def test_lis_eval_and_inspect_eval_give_the_same_episodes(math_project, tmp_path
         assert _messages(s.model_dump(mode="json")["messages"]) == _messages(theirs["messages"]), s.id
         assert [m.model_dump(mode="json") for m in s.input] == theirs["input"] or _messages(
             [m.model_dump(mode="json") for m in s.input]) == _messages(theirs["input"]), s.id
+        # the input Inspect View shows is the problem; the system prompt stays first in the messages
+        assert [m.role for m in s.input] == ["user"] and s.messages[0].role == "system", s.id
         assert s.scores["lis_scorer"].value == theirs["scores"]["lis_scorer"]["value"]
         assert _stable(s.store["lis:trajectory"]["steps"]) == _stable(theirs["store"]["lis:trajectory"]["steps"])
         assert [e.event for e in s.events if e.event in ("model", "tool")] == [
