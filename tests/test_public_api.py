@@ -75,4 +75,25 @@ def _library_example() -> str:
 def test_the_documented_episode_runs_as_written(image_tag, root, monkeypatch, capsys):
     monkeypatch.chdir(root)
     exec(compile(_library_example(), "docs/architecture.md", "exec"), {"__name__": "example"})
-    assert capsys.readouterr().out.strip() == "submitted \\boxed{42}"
+    assert capsys.readouterr().out.strip() == "submitted \\boxed{42} 1.0"
+    code = [ln for ln in _library_example().splitlines() if ln.strip() and not ln.startswith((" ", "#"))]
+    assert len(code) <= 6, code  # a scored episode in six statements
+
+
+def test_the_root_exports_the_everyday_names_lazily():
+    code = """
+import json, sys
+import lis
+before = sorted(m for m in sys.modules if m.startswith(("lis.", "docker", "torch")))
+names = [n for n in ("load_params", "load_samples", "build_model", "run_task", "score", "Task", "SandboxConfig",
+                     "Trajectory", "LisError") if getattr(lis, n, None) is not None]
+print(json.dumps([before, names]))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    before, names = json.loads(r.stdout)
+    assert len(names) == 9, names
+    assert not [m for m in before if m.startswith(("lis.agent", "lis.sandbox", "lis.models", "lis.api", "docker", "torch"))]
+    import lis
+    from lis.rewards.route import score
+    assert lis.score is score and set(lis.EXPORTS) <= set(lis.__all__)

@@ -15,8 +15,7 @@ from lis.errors import LisError
 from lis.eval.journal import FINISHED, Journal
 from lis.models.registry import fingerprint
 from lis.rewards import score
-from lis.rewards.judge import Judge
-from lis.runtime import chat_model, model_spec
+from lis.runtime import build_judge, model_spec
 from lis.tasks.schema import Task
 from lis.util.code_version import code_version
 from lis.util.hashing import hash_obj
@@ -37,14 +36,16 @@ def scoring_hash(params) -> str:
     return hash_obj({"scoring": sec, "judge_model": judge_model, "code": code_version(*SCORING_CODE)})
 
 
-def build_judge(params):
-    """The configured LLM judge, or None (rule fallbacks)."""
-    conf = params.section("scoring")["judge"]
-    if not conf:
-        return None
-    return Judge(chat_model(params, conf["model"]), repeats=conf.get("repeats", 4),
-                 temperature=conf.get("temperature", 0.7), max_tokens=conf.get("max_tokens", 16384),
-                 cache_path=params.root / params.section("scoring")["judge_cache"])
+def score_episode(rec: Trajectory, task: Task, judge=None, ifbench_variant: str = "ifbench8") -> bool:
+    """Fill a finished episode's ``reward`` and ``score`` (on the host, from its answer); False when the
+    scorer failed (e.g. the judge is unreachable): the reward stays None with the reason."""
+    try:
+        s = score(task, rec.answer, judge=judge, mode=rec.mode, ifbench_variant=ifbench_variant)
+    except LisError as e:
+        rec.reward, rec.score = None, {"error": e.one_line()}
+        return False
+    rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted, "details": s.details}
+    return True
 
 
 class Scorer:
@@ -75,13 +76,9 @@ class Scorer:
         if task is None:
             rec.reward, rec.score = None, {"error": f"task {rec.task_id} is not in the task set"}
             return
-        try:
-            s = score(task, rec.answer, judge=self.judge, mode=rec.mode, ifbench_variant=self.ifbench_variant)
-        except LisError as e:
-            rec.reward, rec.score = None, {"error": e.one_line()}
+        if not score_episode(rec, task, self.judge, self.ifbench_variant):
             self.failed.add(rec.episode_id)
             return
-        rec.reward, rec.score = s.value, {"scorer": s.scorer, "extracted": s.extracted, "details": s.details}
         self.journal.append_score(rec.episode_id, self.hash, rec.reward, rec.score)
         self.known[rec.episode_id] = {"reward": rec.reward, "score": rec.score}
 

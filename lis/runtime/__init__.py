@@ -16,7 +16,7 @@ kept the copies equal). Here they are built once, below the stages and above wha
 says so. Builders only: nothing here starts a sandbox, loads weights or runs an episode.
 
 Modules: ``models`` (a models entry → spec, ChatModel), ``agent`` (→ AgentConfig), ``sandbox``
-(→ SandboxConfig), ``seeds`` (episode seeds).
+(→ SandboxConfig), ``judge`` (the scoring section → the LLM judge), ``seeds`` (episode seeds).
 
 The public names load their modules on first use (:mod:`lis.util.lazy`): code that only runs
 sandboxes — the Inspect AI provider, ``lis sandbox exec``, ``lis bench sandbox`` and ``lis bench memory``
@@ -27,6 +27,7 @@ from lis.util.lazy import lazy_exports
 
 EXPORTS = {
     "agent_config": "lis.runtime.agent",
+    "build_judge": "lis.runtime.judge",
     "chat_model": "lis.runtime.models",
     "model_spec": "lis.runtime.models",
     "MODELS_HINT": "lis.runtime.models",
