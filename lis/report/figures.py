@@ -89,6 +89,11 @@ def _waiting(fg: Figure, out: Path) -> None:
         _save(fig, fg, out)
 
 
+ALL_ZERO = ("Every model scores 0 here. That is expected of the embedded default: its models are tiny (trained in "
+            "minutes on this run's own context tasks) and cannot solve real benchmark items. What this run does show "
+            "is the learning check: trained models against their start on held-out context tasks.")
+
+
 def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], titles: dict[str, str],
             out: Path, inputs: list[str], min_n: int) -> Figure:
     """grid: records {model, domain, sandbox_accuracy, delta, sandbox_n}."""
@@ -107,6 +112,9 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
             v = num((cells.get((m, d)) or {}).get("sandbox_accuracy"))
             if v is not None:
                 z[i, j] = 100 * v
+    all_zero = bool(np.isfinite(z).any()) and float(np.nanmax(z)) == 0.0
+    if all_zero:
+        fg.notes.append(ALL_ZERO)
     label_w = 0.3 + 0.065 * max(len(m) for m in models)   # inches for the model names
     with _style() as (plt, sns):
         fig, ax = plt.subplots(figsize=(max(4.8, label_w + 1.25 * len(domains)), 1.2 + 0.55 * len(models)),
@@ -132,7 +140,8 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
         ax.tick_params(axis="x", rotation=0)
         ax.set_xlabel("")
         ax.set_ylabel("")
-        fig.suptitle(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}", fontsize=9)
+        fig.suptitle(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}"
+                     + ("\nEvery model scores 0 on these benchmark items (see the note)" if all_zero else ""), fontsize=9)
         _save(fig, fg, out)
     return fg
 

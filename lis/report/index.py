@@ -1,6 +1,8 @@
 """``paper_figures/index.md``, ``index.json`` and ``index.html``: every table and figure, each with its
 provenance (the inputs it read with their hashes, the params sections it depends on, commit,
 profile), the image, the stage timings the inputs record, and every input file with its hash.
+The pages lead with what the run shows (:data:`LEAD`: the learning check and the training curves);
+the provenance comes after the results (Markdown) or folded under each item (HTML).
 The HTML page (template ``templates/index.html.j2``) is static (inline CSS, relative links): it opens
 from the disk without a server.
 """
@@ -13,6 +15,13 @@ from lis.manifest import write_json
 from lis.report.figures import Figure
 from lis.report.html import render
 from lis.report.tables import Table
+
+
+LEAD = ("learning_check", "training_curves")  # shown first: what the embedded default's run does show
+
+
+def _lead_first(items: list) -> list:
+    return sorted(items, key=lambda x: LEAD.index(x.id) if x.id in LEAD else len(LEAD))
 
 
 def _image_facts(image: dict[str, Any]) -> list[tuple[str, str]]:
@@ -42,10 +51,13 @@ def _html_data(*, title: str, profile: str, commit: str, params_hash: str, tag: 
     def cell(c: Any) -> dict[str, Any]:
         return {"text": str(c), "href": getattr(c, "href", None) or None}
 
+    lead = [x for x in _lead_first([*tables, *figures]) if x.id in LEAD]
     return {
         "title": str(title), "profile": str(profile), "commit": commit, "params_hash": params_hash[:12],
         "tag": str(tag), "viewer": viewer,
-        "nav": [{"id": str(x.id), "number": str(x.number)} for x in [*figures, *tables]],
+        "lead": [{"id": str(x.id), "kind": "table" if isinstance(x, Table) else "figure"} for x in lead],
+        "nav": [{"id": str(x.id), "number": str(x.number)} for x in [*lead, *[y for y in [*figures, *tables]
+                                                                            if y.id not in LEAD]]],
         "figures": [{"id": str(f.id), "number": str(f.number), "title": str(f.title), "waiting": str(f.waiting or ""),
                      "inputs": _inputs_text(f.inputs, hashes) or "–", "params": ", ".join(f.sections),
                      "notes": [str(n) for n in f.notes]} for f in figures],
@@ -77,18 +89,34 @@ def write_index(out: Path, *, title: str, profile: str, git: dict[str, Any], ima
           f"params hash `{params_hash[:12]}`, sandbox image `{tag}`.",
           "Every table and figure below is rebuilt by `snakemake --cores all paper` (or `dvc repro`); "
           "the page with everything: [index.html](index.html)"
-          + (f"; every episode: [the trajectory viewer]({viewer})." if viewer else "."), "", "## Tables", ""]
+          + (f"; every episode: [the trajectory viewer]({viewer})." if viewer else "."), ""]
+    lead = [x for x in _lead_first([*tables, *figures]) if x.id in LEAD]
+    if lead:
+        md += ["## What this run shows", ""]
+        for x in lead:
+            if isinstance(x, Table):
+                md += [f"**{x.number}**: {x.title} ([md](tables/{x.id}.md), [csv](tables/{x.id}.csv))"
+                       + (f" — _{x.waiting}_" if x.waiting and not x.rows else ""), ""]
+                md += [f"- {n}" for n in x.notes if n.startswith("Verdict")] + [""]
+            else:
+                md += [f"**{x.number}**: {x.title}" + (f" — _{x.waiting}_" if x.waiting else ""), "",
+                       f"![{x.number}](figures/{x.id}.png)", ""]
+    md += ["## Tables", ""]
     for t in tables:
         state = f" — _{t.waiting}_" if t.waiting and not t.rows else ""
         md.append(f"- **{t.number}**: {t.title} ([md](tables/{t.id}.md), [csv](tables/{t.id}.csv), "
                   f"[tex](tables/{t.id}.tex)){state}")
-        md.append(f"  - inputs: {', '.join(f'`{p}`' for p in t.inputs) or '(params only)'}; params: "
-                  f"{', '.join(t.sections) or '–'}")
     md += ["", "## Figures", ""]
     for f in figures:
         state = f" — _{f.waiting}_" if f.waiting else ""
         md.append(f"- **{f.number}**: {f.title} ([png](figures/{f.id}.png), [pdf](figures/{f.id}.pdf)){state}")
-        md.append(f"  - inputs: {', '.join(f'`{p}`' for p in f.inputs) or '–'}")
+        md += [f"  - {n}" for n in f.notes]
+    md += ["", "## Provenance of each table and figure", ""]
+    for t in tables:
+        md.append(f"- **{t.number}**: inputs {', '.join(f'`{p}`' for p in t.inputs) or '(params only)'}; params "
+                  f"{', '.join(t.sections) or '–'}")
+    for f in figures:
+        md.append(f"- **{f.number}**: inputs {', '.join(f'`{p}`' for p in f.inputs) or '–'}")
     md += ["", "## Sandbox image (stage `image`)", "", "| | |", "|---|---|", *(f"| {k} | `{v}` |" for k, v in facts),
            "", "## Stage timings", ""]
     if timings:

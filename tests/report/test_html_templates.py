@@ -219,22 +219,60 @@ def test_paper_index_page(tmp_path):
     assert "commit 0123456789ab · params hash pppppppppppp" in prov.text
     f1 = page.one("section", id="f1")
     assert f1.children[0].text == "Figure 1. Grid " + HOSTILE
-    assert [c.tag for c in f1.children] == ["h2", "img", "p", "p"] and f1.children[1].attrs["src"] == "figures/f1.png"
-    assert "inputs: data/a.json (aaaaaaaaaaaa) · params: jobs" in f1.children[2].text and f1.children[3].text == HOSTILE
+    assert [c.tag for c in f1.children] == ["h2", "img", "p", "details"] and f1.children[1].attrs["src"] == "figures/f1.png"
+    assert f1.children[2].text == HOSTILE  # the notes, then the provenance folded away
+    assert "inputs: data/a.json (aaaaaaaaaaaa) · params: jobs" in f1.children[3].text
     assert [c.text for c in page.one("section", id="f2").children if c.tag == "p"][0] == "waits " + HOSTILE
     t1 = page.one("section", id="t1")
     assert [th.text for th in t1.children[1].children[0].children[0].children[0].children] == ["a", "b " + HOSTILE]
     tds = t1.children[1].children[0].children[1].children[0].children
     assert tds[0].text == HOSTILE and tds[1].children[0].attrs["href"] == "trajectories/jobs/x.html?a=1&b=2"
     assert [li.text for li in t1.children[2].children] == ["paper " + HOSTILE, "note " + HOSTILE]
-    assert [a.attrs["href"] for a in t1.children[3].children] == ["tables/t1.md", "tables/t1.csv", "tables/t1.tex"]
+    summary = t1.children[3].children[0]
+    assert [a.attrs["href"] for a in summary.children if a.tag == "a"] == ["tables/t1.md", "tables/t1.csv", "tables/t1.tex"]
     t2 = page.one("section", id="t2")
-    assert [c.tag for c in t2.children] == ["h2", "p", "p"] and t2.children[1].text == "waits for " + HOSTILE
+    assert [c.tag for c in t2.children] == ["h2", "p", "details"] and t2.children[1].text == "waits for " + HOSTILE
     facts = {tr.children[0].text: tr.children[1].text for tr in page.one("section", id="image").children[1].children}
     assert facts["tag"] == "lis-sandbox:x" and facts["libraries"] == "numpy 2"
     timing = page.one("section", id="timings").children[1].children[1]
     assert [td.text for td in timing.children] == ["eval", HOSTILE, "1.5"]
-    assert page.one("section", id="inputs").children[1].children[1].children[1].text == "a" * 64
+    folded = page.one("section", id="inputs").children[0]
+    assert folded.tag == "details" and folded.children[1].children[1].children[1].text == "a" * 64
+
+
+def test_the_index_leads_with_what_the_run_shows(tmp_path):
+    """The learning check and the training curves come first (in both pages); the rest follows as before."""
+    from dataclasses import dataclass, field
+
+    from lis.report.index import write_index
+    from lis.report.tables import Table
+
+    @dataclass
+    class Fig:
+        id: str
+        number: str
+        title: str
+        inputs: list = field(default_factory=list)
+        sections: list = field(default_factory=list)
+        notes: list = field(default_factory=list)
+        waiting: str = ""
+
+    tables = [Table("table2_main", "Table 2", "Main", ["a"], [["0.0"]]),
+              Table("learning_check", "Learning check", "Held-out", ["a"], [["+50"]],
+                    notes=["Verdict: grpo-files beats sft", "Start: how to read it"])]
+    figures = [Fig("figure1_grid", "Figure 1", "Grid"), Fig("training_curves", "Training curves", "GRPO")]
+    write_index(tmp_path, title="Paper", profile="smoke", git={"commit": "0123456789abcdef", "dirty": False},
+                image_manifest={}, tables=tables, figures=figures, hashes={}, section_hashes={}, params_hash="p" * 20,
+                timings=[])
+    page = _read(tmp_path / "index.html")
+    lead = page.one("div", class_="lead")
+    assert [c.attrs.get("id") for c in lead.children if c.tag == "section"] == ["learning_check", "training_curves"]
+    assert [a.attrs["href"] for a in page.one("nav").children][:2] == ["#learning_check", "#training_curves"]
+    md = (tmp_path / "index.md").read_text()
+    shows, rest = md.split("## What this run shows", 1)[1].split("## Tables", 1)
+    assert "Verdict: grpo-files beats sft" in shows and "Start: how to read it" not in shows
+    assert "![Training curves](figures/training_curves.png)" in shows
+    assert rest.index("## Provenance") > rest.index("## Figures")  # the inputs come after the results
 
 
 def test_environment_escapes_and_is_strict():
