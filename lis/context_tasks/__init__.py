@@ -1,7 +1,7 @@
 """Context tasks for LLM-in-Sandbox-RL: contexts with QA pairs → tasks with documents as files.
 
 Built here (stage ``lis context-tasks``); the task record and the benchmark task sets live in :mod:`lis.tasks`.
-The package was ``lis.data.context`` until issue 17: its random streams keep the old names
+The package was once ``lis.data.context``: its random streams keep that name
 (``Random("lis.data.context.…")``) so that the tasks built are byte-identical to before.
 
     from lis.context_tasks import settings_from, build_splits, variants
