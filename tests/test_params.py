@@ -244,3 +244,19 @@ def test_params_show_key_says_which_file_set_it_and_what_it_overrode(proj):
     assert r.stdout.startswith("models.base.serve.startup_timeout_s: 1800") and "the schema's default" in r.stdout
     r2 = lis(["params", "show", "agent.no_such_key"], cwd=proj, check=False)
     assert r2.returncode == 2 and "no key 'agent.no_such_key'" in r2.stderr and "episode_timeout_s" in r2.stderr
+
+
+def test_a_local_entry_takes_the_batch_engine_settings_the_registry_reads(proj):
+    """max_batch, max_batch_tokens and prefix_cache_mb (lis/models/registry.py) are params of a local
+    entry: the params accept them and refuse a bad value in one line."""
+    from lis.models.registry import BACKEND_KEYS
+    from lis.config.models import ModelEntry
+
+    assert BACKEND_KEYS["local"] <= set(ModelEntry.model_fields)  # every key the registry reads is a params key
+    edit(proj / "params.yaml", lambda d: d["models"]["sft"].update(prefix_cache_mb=256, max_batch=8,
+                                                                     max_batch_tokens=4096))
+    sft = load(proj, profile="smoke").section("models")["sft"]
+    assert (sft["prefix_cache_mb"], sft["max_batch"], sft["max_batch_tokens"]) == (256, 8, 4096)
+    edit(proj / "params.yaml", lambda d: d["models"]["sft"].update(prefix_cache_mb=-1))
+    with pytest.raises(ParamsError, match="prefix_cache_mb"):
+        load(proj, profile="smoke")

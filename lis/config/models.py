@@ -59,6 +59,12 @@ class ModelEntry(Section):
     dtype: str | None = None
     seed: int | None = None
     max_context: Annotated[int, Field(ge=64)] | None = None
+    max_batch: PosInt | None = None
+    """local: sequences the batch engine decodes together at most (default 64)"""
+    max_batch_tokens: PosInt | None = None
+    """local: the KV-cache budget of one batch, in tokens"""
+    prefix_cache_mb: NonNegFloat | None = None
+    """local: memory for the prefix cache of finished sequences (0 or absent: none)"""
     timeout_s: PosFloat | None = None
     max_retries: NonNegInt | None = None
     backoff_s: NonNegFloat | None = None
