@@ -81,7 +81,7 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
     try:
         for k in range(cfg.max_turns):
             _before_turn(talk, cfg, k, deadline)
-            res = ask(model, talk.history, cfg.sampling, deadline, stopped)
+            res = ask(model, talk.history, cfg.sampling.for_turn(k), deadline, stopped)
             msg, calls, step = read_reply(res, k, (record.task_id, k), cfg.keep_token_ids)
             talk.reply(msg, res.usage)
             if not calls:

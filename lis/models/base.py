@@ -40,6 +40,9 @@ class ContextLengthError(ModelError):
         self.prompt_tokens = prompt_tokens
 
 
+TURN_SEED_STEP = 1_000_003  # turn k of a seeded episode samples with seed + k × this (Sampling.for_turn)
+
+
 @dataclass
 class Sampling:
     """Sampling settings of one model (params: models.<name>.sampling). None = the server's default."""
@@ -60,6 +63,16 @@ class Sampling:
         merged = {k: (v if v is not None else getattr(self, k)) for k, v in other.__dict__.items()}
         merged["extra_body"] = {**self.extra_body, **other.extra_body}
         return Sampling(**merged)
+
+    def for_turn(self, turn: int) -> "Sampling":
+        """The settings of an episode's turn ``turn`` (0-based): a seeded episode draws each turn from
+        a fresh random stream (seed + TURN_SEED_STEP × turn), reproducible per episode. One seed for
+        every turn would reuse the same uniform numbers, so a turn's draw would depend on the draws
+        that shaped the conversation before it (and differently in each engine's sampler)."""
+        if self.seed is None or turn == 0:
+            return self
+        return Sampling(**{**self.__dict__, "seed": self.seed + TURN_SEED_STEP * turn,
+                           "extra_body": dict(self.extra_body)})
 
 
 @dataclass

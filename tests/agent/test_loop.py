@@ -127,3 +127,23 @@ def test_record_round_trips_through_jsonl(sb, tmp_path):
         f.write('{"torn": ')  # a crash mid-write
     back = [Trajectory.from_dict(d) for d in read_jsonl(path, mode="tolerant")]
     assert len(back) == 1 and back[0].to_dict() == json.loads(json.dumps(rec.to_dict()))
+
+
+def test_a_seeded_episode_draws_each_turn_from_its_own_stream(sb):
+    """Turn k of an episode with sampling seed s asks the model with seed s + k × TURN_SEED_STEP: one
+    seed on every turn would reuse the same random numbers, making a turn's draw depend on earlier ones."""
+    from lis.models.base import TURN_SEED_STEP, Sampling
+
+    class Recording(ScriptedModel):
+        def chat(self, messages, tools=None, sampling=None):
+            self.asked.append(None if sampling is None else sampling.seed)
+            return super().chat(messages, tools, sampling)
+
+    for seed, want in ((5, [5, 5 + TURN_SEED_STEP, 5 + 2 * TURN_SEED_STEP]), (None, [None, None, None])):
+        model = Recording([assistant(None, bash("true")), assistant(None, bash("true")),
+                           assistant("done", tool_call("submit", {}))])
+        model.asked = []
+        run_episode(model, sb, START, AgentConfig(sampling=Sampling(temperature=0.7, seed=seed)),
+                    Trajectory(task_id="t1", model="scripted", mode="sandbox"))
+        assert model.asked == want
+    assert Sampling(seed=3).for_turn(0).seed == 3 and Sampling().for_turn(4).seed is None

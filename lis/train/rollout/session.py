@@ -75,8 +75,7 @@ class TokenSession:
                                      f"{self.max_episode_tokens}", "raise grpo.max_episode_tokens",
                                      limit=self.max_episode_tokens, prompt_tokens=len(context))
         s = (self.sampling or Sampling()).override(sampling)
-        if s.seed is not None:  # a fresh random stream per turn, reproducible per episode
-            s = Sampling(**{**s.__dict__, "seed": s.seed + 1_000_003 * self.turns})
+        s = s.for_turn(self.turns)  # a fresh random stream per turn, reproducible per episode
         max_new = min(s.max_tokens or room, room)
         draw = self.policy.generate_ids(context, max_new, s)
         self._extend(draw.ids, 1, draw.logprobs)
