@@ -89,9 +89,10 @@ def _waiting(fg: Figure, out: Path) -> None:
         _save(fig, fg, out)
 
 
-ALL_ZERO = ("Every model scores 0 here. That is expected of the embedded default: its models are tiny (trained in "
-            "minutes on this run's own context tasks) and cannot solve real benchmark items. What this run does show "
-            "is the learning check: trained models against their start on held-out context tasks.")
+ALL_ZERO = ("No model scores above 0 on a cell with at least {min_n} items (a cell marked † has fewer and is not a "
+            "result). That is expected of the embedded default: its models are tiny (trained in minutes on this run's "
+            "own context tasks), cannot solve real benchmark items, and its task sets are samples. What this run does "
+            "show is the learning check: trained models against their start on held-out context tasks.")
 
 
 def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], titles: dict[str, str],
@@ -112,9 +113,11 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
             v = num((cells.get((m, d)) or {}).get("sandbox_accuracy"))
             if v is not None:
                 z[i, j] = 100 * v
-    all_zero = bool(np.isfinite(z).any()) and float(np.nanmax(z)) == 0.0
+    results = [num(r.get("sandbox_accuracy")) for r in cells.values()  # cells with enough items to be a result
+               if num(r.get("sandbox_accuracy")) is not None and r.get("sandbox_n") is not None and int(r["sandbox_n"]) >= min_n]
+    all_zero = bool(np.isfinite(z).any()) and not any(v > 0 for v in results)
     if all_zero:
-        fg.notes.append(ALL_ZERO)
+        fg.notes.append(ALL_ZERO.format(min_n=min_n))
     label_w = 0.3 + 0.065 * max(len(m) for m in models)   # inches for the model names
     with _style() as (plt, sns):
         fig, ax = plt.subplots(figsize=(max(4.8, label_w + 1.25 * len(domains)), 1.2 + 0.55 * len(models)),
@@ -141,7 +144,7 @@ def figure1(grid: list[dict[str, Any]], models: list[str], domains: list[str], t
         ax.set_xlabel("")
         ax.set_ylabel("")
         fig.suptitle(f"Sandbox accuracy (%) and Δ vs vanilla; † n < {min_n}"
-                     + ("\nEvery model scores 0 on these benchmark items (see the note)" if all_zero else ""), fontsize=9)
+                     + (f"\nNo model scores above 0 on a cell with n ≥ {min_n} (see the note)" if all_zero else ""), fontsize=9)
         _save(fig, fg, out)
     return fg
 

@@ -206,3 +206,17 @@ def test_the_check_sees_an_overlap_and_a_cut(tmp_path):
     assert any("'here'" in p and "'here too'" in p for p in problems), problems
     assert any("leaves the canvas" in p for p in problems), problems
     assert any("lies over another panel" in p for p in problems), problems
+
+
+def test_figure1_says_plainly_when_no_cell_that_is_a_result_scores_above_zero(tmp_path):
+    """The embedded default's grid: zeros, and cells with too few items (†) that are not results. The
+    figure's note says so; a grid with one real score above 0 has no such note."""
+    def cell(m, d, acc, n):
+        return {"model": m, "domain": d, "sandbox_accuracy": acc, "delta": 0.0, "sandbox_n": n}
+
+    zeros = [cell("base", "math", 0.0, 64), cell("sft", "math", 0.0, 64), cell("sft", "biomed", 0.5, 2)]
+    fg = F.figure1(zeros, ["base", "sft"], ["math", "biomed"], DOMAIN_TITLES, tmp_path, [], 30)
+    assert any("No model scores above 0 on a cell with at least 30 items" in n for n in fg.notes), fg.notes
+    scored = zeros + [cell("base", "biomed", 0.25, 64)]
+    fg = F.figure1(scored, ["base", "sft"], ["math", "biomed"], DOMAIN_TITLES, tmp_path, [], 30)
+    assert not any("No model scores" in n for n in fg.notes), fg.notes
