@@ -20,6 +20,7 @@ from typing import Any
 from lis.agent import run_task as run_episode_task
 from lis.agent.trajectory import FINISHED, Trajectory
 from lis.eval.scoring import score_episode
+from lis.models.registry import build_model as build_chat_model
 from lis.params import Params
 from lis.params import load as load_params
 from lis.runtime import agent_config, build_judge, chat_model, episode_seed, model_spec, sandbox_config
@@ -40,7 +41,7 @@ def run_task(task: Task, model: Any, mode: str = "sandbox", *, params: Params | 
     on the built image. Never raises for a model or sandbox failure: ``termination`` says it."""
     params = params or load_params()
     spec = model_spec(params, model) if isinstance(model, str) else None
-    chat = chat_model(params, model) if isinstance(model, str) else model
+    chat = build_chat_model(model, spec) if spec is not None else model
     box = None if mode == "vanilla" else (sandbox or sandbox_config(params, run_id=registry.RUN_ID, built_image=True))
     cfg = agent_config(params, spec=spec, domain=task.domain, sandbox=box)
     seed = episode_seed(int(params.section("eval")["seed"]), task.id, repeat) if seed is None else seed

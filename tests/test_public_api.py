@@ -97,3 +97,19 @@ print(json.dumps([before, names]))
     import lis
     from lis.rewards.route import score
     assert lis.score is score and set(lis.EXPORTS) <= set(lis.__all__)
+
+
+def test_run_task_takes_a_models_entry_by_name_and_scores_it(repo_copy):
+    """`lis.run_task(task, "<entry>")`: the entry is built from params (its spec), the episode runs and
+    is scored on the host (vanilla here: no sandbox needed)."""
+    import yaml
+
+    import lis
+
+    params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+    params["models"]["answers-42"] = {"backend": "scripted", "replies": [{"role": "assistant", "content": "\\boxed{42}"}]}
+    (repo_copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    task = lis.Task(id="six-seven", domain="math", problem_statement="What is 6*7?", ground_truth="42")
+    record = lis.run_task(task, "answers-42", "vanilla", params=lis.load_params(repo_copy, profile="ci"))
+    assert (record.termination, record.answer, record.reward) == ("answered", "\\boxed{42}", 1.0)
+    assert record.seed is not None and record.score["scorer"] == "math_verify"

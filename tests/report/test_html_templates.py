@@ -242,25 +242,14 @@ def test_paper_index_page(tmp_path):
 
 def test_the_index_leads_with_what_the_run_shows(tmp_path):
     """The learning check and the training curves come first (in both pages); the rest follows as before."""
-    from dataclasses import dataclass, field
-
+    from lis.report.figures import Figure
     from lis.report.index import write_index
     from lis.report.tables import Table
-
-    @dataclass
-    class Fig:
-        id: str
-        number: str
-        title: str
-        inputs: list = field(default_factory=list)
-        sections: list = field(default_factory=list)
-        notes: list = field(default_factory=list)
-        waiting: str = ""
 
     tables = [Table("table2_main", "Table 2", "Main", ["a"], [["0.0"]]),
               Table("learning_check", "Learning check", "Held-out", ["a"], [["+50"]],
                     notes=["Verdict: grpo-files beats sft", "Start: how to read it"])]
-    figures = [Fig("figure1_grid", "Figure 1", "Grid"), Fig("training_curves", "Training curves", "GRPO")]
+    figures = [Figure("figure1_grid", "Figure 1", "Grid"), Figure("training_curves", "Training curves", "GRPO")]
     write_index(tmp_path, title="Paper", profile="smoke", git={"commit": "0123456789abcdef", "dirty": False},
                 image_manifest={}, tables=tables, figures=figures, hashes={}, section_hashes={}, params_hash="p" * 20,
                 timings=[])
