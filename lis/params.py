@@ -341,26 +341,41 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     return Params(root=root, profile=name, data=merged, sections=sections)
 
 
-def _read_overlay(root: Path, name: str, profiles: list[str], seen: tuple[str, ...] = ()) -> tuple[dict, str]:
+def _read_overlay(root: Path, name: str, profiles: list[str]) -> tuple[dict, str]:
     """The overlay of profile ``name`` and its file's path; an overlay with ``extends: OTHER`` is
     OTHER's overlay with this one deep-merged over it (its sections then need name only what differs)."""
-    ofile = root / OVERLAY_DIR / f"{name}.yaml"
-    rel = ofile.relative_to(root).as_posix()
-    overlay = _read_yaml(ofile) or {}
-    if not isinstance(overlay, dict):
-        raise ParamsError(f"{rel}: expected a mapping of sections, got {type(overlay).__name__}")
-    parent = overlay.pop("extends", None)
-    if parent is None:
-        return overlay, rel
-    if parent not in profiles or parent in seen + (name,):
-        why = "a cycle" if parent in seen + (name,) else f"available: {', '.join(profiles)}"
-        raise ParamsError(f"{rel}: extends: {parent!r} is not a profile it can extend ({why})",
-                          f"name another overlay of {OVERLAY_DIR}")
-    base, _ = _read_overlay(root, str(parent), profiles, seen + (name,))
-    for key, val in overlay.items():
-        if val is not None and not isinstance(val, dict):
-            raise ParamsError(f"{rel}: {key}: expected a mapping (use {{}} to override nothing), got {val!r}")
-    return deep_merge(base, {k: v for k, v in overlay.items() if v}), rel
+    chain = overlay_chain(root, name, profiles)
+    rel, merged = chain[0]
+    for rel, overlay in chain[1:]:
+        for key, val in overlay.items():
+            if val is not None and not isinstance(val, dict):
+                raise ParamsError(f"{rel}: {key}: expected a mapping (use {{}} to override nothing), got {val!r}")
+        merged = deep_merge(merged, {k: v for k, v in overlay.items() if v})
+    return merged, rel
+
+
+def overlay_chain(root: Path, name: str, profiles: list[str] | None = None) -> list[tuple[str, dict]]:
+    """The overlay files of profile ``name``, the one it extends first: [(path relative to root, its
+    mapping without ``extends``)]. Raises ParamsError for a file that is not a mapping, or an
+    ``extends`` that names no profile or makes a cycle."""
+    profiles = available_profiles(root) if profiles is None else profiles
+    chain: list[tuple[str, dict]] = []
+    seen: tuple[str, ...] = ()
+    while True:
+        ofile = root / OVERLAY_DIR / f"{name}.yaml"
+        rel = ofile.relative_to(root).as_posix()
+        overlay = _read_yaml(ofile) or {}
+        if not isinstance(overlay, dict):
+            raise ParamsError(f"{rel}: expected a mapping of sections, got {type(overlay).__name__}")
+        parent = overlay.pop("extends", None)
+        chain.insert(0, (rel, overlay))
+        if parent is None:
+            return chain
+        if parent not in profiles or parent in seen + (name,):
+            why = "a cycle" if parent in seen + (name,) else f"available: {', '.join(profiles)}"
+            raise ParamsError(f"{rel}: extends: {parent!r} is not a profile it can extend ({why})",
+                              f"name another overlay of {OVERLAY_DIR}")
+        seen, name = seen + (name,), str(parent)
 
 
 def trained_models(jobs: dict) -> list[str]:

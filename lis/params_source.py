@@ -9,11 +9,10 @@ is visible before a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lis.errors import ParamsError
-from lis.params import OVERLAY_DIR, PARAMS_FILE, SCHEMA_FILE, Params, _read_yaml, _schema_at
+from lis.params import PARAMS_FILE, SCHEMA_FILE, Params, _read_yaml, _schema_at, overlay_chain
 
 _MISSING = object()
 
@@ -59,19 +58,6 @@ def _get(data: Any, path: tuple[str, ...]) -> Any:
     return data
 
 
-def _chain(root: Path, profile: str) -> list[tuple[str, dict]]:
-    """The overlay files of ``profile``, the one it extends first: [(relative path, its mapping)]."""
-    files: list[tuple[str, dict]] = []
-    name, seen = profile, set()
-    while name and name not in seen:
-        seen.add(name)
-        path = root / OVERLAY_DIR / f"{name}.yaml"
-        data = _read_yaml(path) or {}
-        files.insert(0, (path.relative_to(root).as_posix(), data))
-        name = data.get("extends") if isinstance(data, dict) else None
-    return files
-
-
 def lookup(params: Params, key: str) -> Found:
     """The effective value of ``key`` (dotted) under ``params``'s profile, and the files that set it.
     Raises ParamsError naming the nearest keys when ``key`` is not a params key."""
@@ -89,7 +75,7 @@ def lookup(params: Params, key: str) -> Found:
             return Found(key, props["default"], [], default=True)
         raise ParamsError(f"params has no key {key!r} (under {head!r}: {', '.join(map(str, keys))[:300]})",
                           "name a key as `lis params show` prints it, dotted: section.key")
-    files = [(PARAMS_FILE, _read_yaml(params.root / PARAMS_FILE))] + _chain(params.root, params.profile)
+    files = [(PARAMS_FILE, _read_yaml(params.root / PARAMS_FILE))] + overlay_chain(params.root, params.profile)
     sources = [name for name, data in files if _get(data, path) is not _MISSING]
     value = _get(params.data, path)
     if isinstance(value, dict) or not sources:
