@@ -14,6 +14,7 @@ from __future__ import annotations
 import select
 import socket
 import struct
+import threading
 import time
 import uuid
 
@@ -24,7 +25,10 @@ from lis.sandbox.seccomp import docker_profile
 
 
 # How long a start cut by a signal during its create call looks for the container the engine may still make
-CREATE_RACE_S = 2.0
+CREATE_RACE_S = 5.0
+# How long closing a sandbox waits for its create call, in flight in another thread, to return (the container
+# it makes must be removed before this process ends: a created, never-started container never removes itself)
+CREATE_WAIT_S = 30.0
 
 
 class _AttachChannel(_Channel):
@@ -91,6 +95,8 @@ class DockerSandbox(Sandbox):
         self._created_at = 0.0
         self._creating = False
         self._made = False
+        self._creator = 0  # the thread whose create call is in flight
+        self._create_returned = threading.Event()
 
     def _on_stderr(self, data: bytes) -> None:
         self._note_stderr(data.decode("utf-8", "replace"))
@@ -122,7 +128,7 @@ class DockerSandbox(Sandbox):
                 ulimits=[docker.types.Ulimit(name="nofile", soft=lim.nofile, hard=lim.nofile),
                          docker.types.Ulimit(name="core", soft=0, hard=0)],
                 log_config=docker.types.LogConfig(type="none"), auto_remove=True)
-            self._creating = True
+            self._creating, self._creator = True, threading.get_ident()
             try:
                 created = api.create_container(
                     c.image, ["python3", "-c", BOOT], name=name, hostname="sandbox", user=f"{c.uid}:{c.uid}",
@@ -134,9 +140,11 @@ class DockerSandbox(Sandbox):
                 # acts when a container stops)
                 self._remove_by_name(name, wait_s=0.0 if isinstance(e, docker.errors.APIError) else CREATE_RACE_S)
                 raise
+            else:
+                self._made = True  # the engine made it: from here _destroy removes it, by name if need be
             finally:
                 self._creating = False
-            self._made = True  # the engine made it: from here _destroy removes it, by name if need be
+                self._create_returned.set()
             if self._closed:  # closed while the engine created it (a signal's close_all, from another thread)
                 self._remove_by_name(name, wait_s=0.0)
                 raise SandboxError(f"sandbox {name} was closed while it started")
@@ -174,7 +182,12 @@ class DockerSandbox(Sandbox):
 
     def _destroy(self) -> None:
         if self.container is None:
-            if (self._creating or self._made) and self.id:  # its create call in flight or just answered: by name
+            if self._creating and self._creator != threading.get_ident():
+                # its create call is in flight in another thread (a signal's close_all, atexit): wait for the
+                # engine's answer, or this process may end (its daemon threads with it) before the container exists
+                self._create_returned.wait(CREATE_WAIT_S)
+            # by name; a signal on top of the create call itself: _start looks again once it unwinds
+            if (self._creating or self._made) and self.id:
                 self._remove_by_name(self.id, wait_s=0.0)
             return
         try:

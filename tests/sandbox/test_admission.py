@@ -89,3 +89,35 @@ def test_a_signal_at_any_moment_of_a_start_leaves_no_container(docker_client, im
             for c in found:
                 c.remove(force=True)
     assert not left, f"{len(left)} of {SIGNAL_REPEATS} runs left containers: {left}"
+
+
+def test_a_signal_while_another_threads_create_call_is_in_flight_leaves_no_container(docker_client, image_tag,
+                                                                                     tmp_path):
+    """SIGINT while a worker thread's create request is on its way to the engine (a relay holds it 1.5 s): the
+    signal's clean-up waits for the engine's answer and removes the container, so the process ending (its daemon
+    threads with it) does not leave a created, never-started container behind."""
+    import signal
+
+    from tests.sandbox.slow_engine import SlowEngine
+
+    relay = SlowEngine(str(tmp_path / "engine.sock"), delay_s=1.5)
+    run_id = f"sigcreate-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen([sys.executable, "-m", "tests.sandbox.signal_during_create_worker", run_id, image_tag,
+                             relay.url], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started", proc.stderr.read()[-2000:]
+        assert relay.creates_seen.wait(30), "no create request reached the relay"
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        proc.wait(timeout=60)
+        assert proc.returncode in (-signal.SIGINT, 128 + signal.SIGINT), (proc.returncode, proc.stderr.read()[-2000:])
+        time.sleep(2.5)  # the held request has reached the engine by now
+        found = docker_client.containers.list(all=True, sparse=True, filters={"label": [f"lis.run={run_id}"]})
+        for c in found:
+            c.remove(force=True)
+        assert not found, f"the run left {len(found)} container(s)"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        relay.close()
