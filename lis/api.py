@@ -44,7 +44,7 @@ def run_task(task: Task, model: Any, mode: str = "sandbox", *, params: Params | 
     chat = build_chat_model(model, spec) if spec is not None else model
     box = None if mode == "vanilla" else (sandbox or sandbox_config(params, run_id=registry.RUN_ID, built_image=True))
     cfg = agent_config(params, spec=spec, domain=task.domain, sandbox=box)
-    seed = episode_seed(int(params.section("eval")["seed"]), task.id, repeat) if seed is None else seed
+    seed = episode_seed(params.settings("eval").seed, task.id, repeat) if seed is None else seed
     if cfg.sampling.seed is None:
         cfg = dataclasses.replace(cfg, sampling=dataclasses.replace(cfg.sampling, seed=seed))
     meta = dict(repeat=repeat, seed=seed, run_id=registry.RUN_ID)
@@ -54,5 +54,5 @@ def run_task(task: Task, model: Any, mode: str = "sandbox", *, params: Params | 
         with SandboxPool(box, max_concurrent=1) as pool:
             rec = run_episode_task(task, chat, mode, cfg, pool=pool, **meta)
     if score and rec.termination in FINISHED:
-        score_episode(rec, task, build_judge(params), params.section("scoring")["ifbench_variants"])
+        score_episode(rec, task, build_judge(params), params.settings("scoring").ifbench_variants)
     return rec

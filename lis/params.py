@@ -237,6 +237,7 @@ class Params:
     profile: str
     data: dict
     sections: tuple[str, ...] = field(default=())
+    _typed: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def section(self, name: str) -> dict:
         """The merged section of one stage (a copy: stages must not share mutable state)."""
@@ -245,13 +246,16 @@ class Params:
         return copy.deepcopy(self.data[name])
 
     def settings(self, name: str) -> Any:
-        """The section as its typed model (:mod:`lis.config`): attributes, the defaults filled in, and
-        the checks across keys the schema cannot make (a one-line ParamsError naming the key)."""
+        """The section as its typed model (:mod:`lis.config`), frozen: attributes, the defaults filled in, and
+        the checks across keys the schema cannot make (a one-line ParamsError naming the key). Validated once
+        per Params; a consumer that needs other values takes ``model_copy(update=...)``."""
         from lis.config.root import SECTIONS  # lazy: the models cost ~0.3 s; most commands read no section typed
 
         if name not in SECTIONS:
             raise ParamsError(f"params section '{name}' has no model", f"add one to lis/config and {SCHEMA_FILE}")
-        return section_model(SECTIONS[name], self.section(name), name, PARAMS_FILE)
+        if name not in self._typed:
+            self._typed[name] = section_model(SECTIONS[name], self.section(name), name, PARAMS_FILE)
+        return self._typed[name]
 
     def section_json(self, name: str) -> str:
         return canonical_json(self.data[name])
@@ -376,6 +380,44 @@ def overlay_chain(root: Path, name: str, profiles: list[str] | None = None) -> l
             raise ParamsError(f"{rel}: extends: {parent!r} is not a profile it can extend ({why})",
                               f"name another overlay of {OVERLAY_DIR}")
         seen, name = seen + (name,), str(parent)
+
+
+def _overridden_leaves(over: Any, base: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
+    if isinstance(over, dict) and isinstance(base, dict):
+        for k, v in over.items():
+            if k in base:
+                _overridden_leaves(v, base[k], (*path, str(k)), out)
+    elif over != base:
+        out[".".join(path)] = over
+
+
+def overridden(params: Params, sections: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """The keys of ``sections`` that params.yaml sets and the active profile's overlays set to another value:
+    {dotted key: the overlay file that wins}. An edit of such a key in params.yaml has no effect."""
+    base = _read_yaml(params.root / PARAMS_FILE)
+    if not isinstance(base, dict):
+        return {}
+    out: dict[str, str] = {}
+    for rel, overlay in overlay_chain(params.root, params.profile):
+        for sec in sections:
+            if overlay.get(sec) is None:  # absent or `sec:` with nothing: overrides nothing
+                continue
+            found: dict[str, Any] = {}
+            _overridden_leaves(overlay.get(sec), base.get(sec), (sec,), found)
+            out.update({k: rel for k in found})
+    return dict(sorted(out.items()))
+
+
+def overridden_note(params: Params, sections: tuple[str, ...] | list[str], show: int = 6) -> str | None:
+    """One line naming the keys of ``sections`` whose params.yaml value the profile overrides (None: none)."""
+    keys = overridden(params, sections)
+    if not keys:
+        return None
+    files = sorted(set(keys.values()))
+    names = ", ".join(list(keys)[:show]) + (f" and {len(keys) - show} more" if len(keys) > show else "")
+    return (f"note: profile {params.profile} ({', '.join(files)}) overrides {len(keys)} key(s) of params.yaml that this "
+            f"stage reads, so editing them in params.yaml has no effect: {names} (`lis params show KEY` says which "
+            f"file sets a value)")
 
 
 def trained_models(jobs: dict) -> list[str]:

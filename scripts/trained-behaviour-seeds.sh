@@ -3,7 +3,7 @@
 # over tiny agents trained with other seeds: for each seed k, the agent is built with every training seed
 # (base model, teacher episodes, SFT) set to k (tests/serving.py, $LIS_TEST_TRAINING_SEED), then those tests
 # run against it. A test of trained behaviour must hold on any machine: this measures how often each holds
-# over training runs, which float rounding on another machine is one more of (docs/training.md).
+# over training runs, which float rounding on another machine is one more of (docs/training-results.md).
 #
 #   bash scripts/trained-behaviour-seeds.sh            # seeds 1..10 (about 6 min each on 2 cores)
 #   bash scripts/trained-behaviour-seeds.sh 1 2 3      # those seeds

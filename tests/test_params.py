@@ -260,3 +260,28 @@ def test_a_local_entry_takes_the_batch_engine_settings_the_registry_reads(proj):
     edit(proj / "params.yaml", lambda d: d["models"]["sft"].update(prefix_cache_mb=-1))
     with pytest.raises(ParamsError, match="prefix_cache_mb"):
         load(proj, profile="smoke")
+
+
+def test_keys_the_profile_overrides_are_named_where_a_reader_looks():
+    """params.yaml keys that the active overlay sets to another value are the ones whose edit has no effect: listed
+    with the overlay that wins (a key the overlay sets to params.yaml's own value is not); a stage's log file names
+    those of its sections, and a stderr that a program reads stays free of it (the note is for a person)."""
+    from lis.params import overridden, overridden_note
+
+    smoke = load(ROOT, profile="smoke")
+    keys = overridden(smoke, ("sft", "agent"))
+    assert keys["sft.steps"] == keys["agent.episode_timeout_s"] == "workflow/params/smoke.yaml"
+    assert smoke.data["sft"]["threads"] == yaml.safe_load((ROOT / "params.yaml").read_text())["sft"]["threads"]
+    assert "sft.threads" not in keys  # smoke sets it, to params.yaml's value
+    assert overridden(load(ROOT, profile="full"), ("sft", "agent", "grpo")) == {}
+    note = overridden_note(smoke, ("sft",))
+    assert note.startswith("note: profile smoke") and "sft.steps" in note and "\n" not in note
+
+
+def test_a_stage_notes_the_overridden_keys_in_its_log_file(tmp_path):
+    log = tmp_path / "sft.log"
+    r = lis(["train", "sft", "--profile", "smoke", "--data", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "m"),
+             "--log", str(log)], check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: no trajectories")
+    lines = [x for x in log.read_text().splitlines() if "note: profile smoke" in x]
+    assert len(lines) == 1 and "sft.steps" in lines[0] and "agent." not in lines[0], log.read_text()

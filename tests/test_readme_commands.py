@@ -63,7 +63,7 @@ LINES = [(page.relative_to(ROOT).as_posix(), line) for page in PAGES for line in
 
 # commands whose --model names a models entry (elsewhere, e.g. `lis behaviour import --model`, it is a label)
 MODEL_ENTRY_COMMANDS = {"lis run", "lis eval run", "lis serve", "lis throughput"}
-# entries a page says its commands add to the params (docs/efficiency.md, "Measured here": a copy of the
+# entries a page says its commands add to the params (docs/efficiency.md, "Trying it on the tiny model": a copy of the
 # repository whose params add a `tiny-agent` entry)
 ADDED_ENTRIES = {"docs/efficiency.md": "tiny-agent"}
 

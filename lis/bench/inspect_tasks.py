@@ -73,14 +73,14 @@ def _inspect(name: str, mode: str, samples: int, profile: str | None, tasks_file
 def _lis(tasks: list, mode: str, params) -> dict:
     def one(task):
         rec = run_task(task, _scripted(mode), mode, agent_config(params, domain=task.domain, sandbox=box), pool=pool)
-        score(task, rec.answer, mode=mode, ifbench_variant=params.section("scoring")["ifbench_variants"])
+        score(task, rec.answer, mode=mode, ifbench_variant=params.settings("scoring").ifbench_variants)
         return rec
 
     pool = None
     box = None
     if mode != "vanilla":
         box = sandbox_config(params, run_id="bench-inspect-tasks")
-        pool = SandboxPool(box, max_concurrent=min(len(tasks), params.section("sandbox")["pool"]["max_concurrent"]))
+        pool = SandboxPool(box, max_concurrent=min(len(tasks), params.settings("sandbox").pool.max_concurrent))
     t0 = time.perf_counter()
     try:
         with ThreadPoolExecutor(max_workers=len(tasks)) as ex:
@@ -125,5 +125,5 @@ def run(names: list[str], modes: list[str], samples: int, profile: str | None, t
                 rows.append({"task": f"lis/{name}", "mode": mode, "samples": ins["samples"],
                              "inspect_wall_s": ins["wall_s"], "lis_wall_s": base["wall_s"],
                              "inspect_over_lis": round(ins["wall_s"] / base["wall_s"], 2) if base["wall_s"] else None})
-    return {"profile": params.profile, "backend": params.section("sandbox")["backend"], "samples": samples,
+    return {"profile": params.profile, "backend": params.settings("sandbox").backend, "samples": samples,
             "rows": rows, "skipped": skipped}

@@ -33,6 +33,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from lis.cli import boundary
+from lis.cli.options import STAGE_SECTIONS
 from lis.errors import LisError
 from lis.sandbox import registry
 from lis.stages import registry as stage_registry
@@ -61,6 +62,7 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     top, sub = dict(TOOLS), {g: dict(extra) for g, extra in TOOL_SUBCOMMANDS.items()}
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
+        STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
         if len(words) == 1:
             top[words[0]] = stage.entry
         else:

@@ -33,7 +33,7 @@ from lis.prompts import MODES
 from lis.runtime import agent_config, sandbox_config
 from lis.sandbox import registry
 from lis.tasks.io import read_tasks
-from lis.train.grpo.settings import GRPOSettings
+from lis.train.grpo.settings import rl_sampling
 from lis.train.rollout.bench import bench_group
 from lis.train.rollout.bench_modes import bench_modes
 from lis.train.rollout.group import RolloutSettings
@@ -169,7 +169,7 @@ def rollout_group(p, model_dir: Path, task, samples: int, overrides: dict | None
     the grpo section changed), ``samples`` of them."""
     import dataclasses
 
-    g = GRPOSettings.from_params(p.section("grpo"), overrides or {})
+    g = p.settings("grpo").model_copy(update=overrides or {})
     sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
                              backend=g.sandbox_backend)  # the backend GRPO's episodes run on
     cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns)
@@ -207,7 +207,7 @@ def rollout_modes(p, model_dir: Path, found: list, steps: int, progress, overrid
     (``overrides``: keys of the grpo section changed)."""
     import dataclasses
 
-    g = GRPOSettings.from_params(p.section("grpo"), overrides or {})
+    g = p.settings("grpo").model_copy(update=overrides or {})
     if g.threads:
         import torch
 
@@ -215,11 +215,11 @@ def rollout_modes(p, model_dir: Path, found: list, steps: int, progress, overrid
     sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", backend=g.sandbox_backend)
     cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns,  # as train_grpo's episodes
                               max_context_tokens=g.max_prompt_tokens + g.max_episode_tokens,
-                              sampling=dataclasses.replace(g.rl_sampling(), max_tokens=None))
+                              sampling=dataclasses.replace(rl_sampling(g), max_tokens=None))
     settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
-                               overlong_reward=g.overlong_reward, retries=g.retries, sampling=g.rl_sampling(seed=g.seed))
-    policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=g.seed, sampling=g.rl_sampling(),
-                               max_batch=int(g.engine["max_batch"]), max_batch_tokens=int(g.engine["max_batch_tokens"]))
+                               overlong_reward=g.overlong_reward, retries=g.retries, sampling=rl_sampling(g, seed=g.seed))
+    policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=g.seed, sampling=rl_sampling(g),
+                               **g.engine.model_dump())
     try:
         return bench_modes(policy, found, cfg, sandbox, settings, g, steps=steps, progress=progress)
     finally:
@@ -470,7 +470,8 @@ def render(check_only: bool = typer.Option(False, "--check", help="Change nothin
            docs_dir: Path = typer.Option(Path("docs"), "--docs", file_okay=False,
                                          help="Folder of the pages whose <!-- bench:NAME --> tables are rendered.")) -> None:
     """Rewrite the docs' tables of measured numbers (between <!-- bench:NAME --> and <!-- /bench -->:
-    docs/timings.md, docs/performance.md, docs/training.md) from the newest results files in
+    docs/timings.md, docs/performance.md, docs/performance-generation.md, docs/training-scale.md,
+    docs/training-plan.md, docs/training-paper-scale.md) from the newest results files in
     benchmarks/. --check: say which tables differ, and exit 1."""
 
     root = find_root()

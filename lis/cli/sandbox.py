@@ -26,7 +26,7 @@ def cleanup(run: Optional[str] = typer.Option(None, "--run", help="Remove the sa
     run's. --all: every lis sandbox, running or not.
     """
 
-    engines = load_params(profile, params_file).section("sandbox")["engines"] or [None]
+    engines = load_params(profile, params_file).settings("sandbox").engines or [None]
     names = do_cleanup(run=run, everything=everything, engines=engines, dry_run=dry_run)
     for n in names:
         typer.echo(("would remove " if dry_run else "removed ") + n)

@@ -70,7 +70,7 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
     cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
                        sandbox=sb_cfg)
-    engines = list(p.section("sandbox").get("engines") or []) or [None]
+    engines = list(p.settings("sandbox").engines) or [None]
     if sb_cfg.backend == "docker":
         sweep_earlier(engines, run_id)
     keys = auth.load_keys(s.api_key_env)

@@ -51,7 +51,7 @@ def tiny_agent(out: Path = typer.Option(..., "--out", help="Folder to write the 
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     sb = sandbox_config(p, run_id=registry.RUN_ID, image_manifest=read_image_manifest(image_manifest) if image_manifest else None,
-                        backend=p.section("teacher").get("sandbox_backend"))  # as the teacher stage
+                        backend=p.settings("teacher").sandbox_backend)  # as the teacher stage
     manifest = build_tiny_agent(out, p, sb)
     typer.echo(json.dumps({"path": str(out), **{k: manifest[k] for k in ("loss", "data", "teacher", "wall_s")}},
                           indent=1))
@@ -71,7 +71,7 @@ def check(model_dir: Path = typer.Argument(..., help="A local model folder (e.g.
     p = load_params(profile, params_file)
     sandbox = sandbox_config(p, run_id=registry.RUN_ID)
     model = LocalHFModel.load(model_dir, name=model_dir.name, device="cpu", seed=seed)
-    report = check_agent(model, sandbox, per_domain=per_domain, max_turns=int(p.section("agent")["max_turns"]),
+    report = check_agent(model, sandbox, per_domain=per_domain, max_turns=p.settings("agent").max_turns,
                          sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20, max_tokens=192), seed=seed)
     typer.echo(json.dumps(report, indent=1))
 

@@ -1,5 +1,5 @@
 """What every params section model shares: closed (an unknown key is an error), strict (no
-coercion the JSON schema would not allow), documented by attribute docstrings (they become the
+coercion the JSON schema would not allow), frozen (a consumer changes a copy: ``model_copy(update=...)``), documented by attribute docstrings (they become the
 schema's descriptions), and the small constrained types the sections use."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class Section(BaseModel):
     """A params section (or a block inside one)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
-                              validate_default=False)
+                              validate_default=False, frozen=True)
 
 
 PosInt = Annotated[int, Field(ge=1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from lis.config.base import Auto, NonNegFloat, NonNegInt, PosFloat, PosInt, Section, Share, StageBackend
 
@@ -35,11 +35,21 @@ class Tiny(Section):
 
 
 class BaseSection(Section):
+    """The starting model: the offline tiny Qwen3 built here (tiny), a hub model (hub) or a local folder (path)."""
+
     source: Literal["tiny", "hub", "path"]
     seed: int
+    """tiny: the seed of its weights and corpus"""
     hub: Hub
     path: str | None
+    """path: the local model folder copied in"""
     tiny: Tiny
+
+    @model_validator(mode="after")
+    def _path_given(self) -> "BaseSection":
+        if self.source == "path" and not self.path:
+            raise ValueError("source is path but path is empty (set base.path to a local model folder)")
+        return self
 
 
 class TeacherSection(Section):
@@ -73,7 +83,10 @@ class SftSection(Section):
     lr: PosFloat
     warmup_ratio: Share
     weight_decay: NonNegFloat
+    grad_clip: PosFloat
+    """the gradient norm's clip"""
     max_tokens: Annotated[int, Field(ge=16)]
+    """longer episodes are not trained on"""
     held_out: Annotated[float, Field(ge=0, lt=1)]
     checkpoint_every: PosInt
     seed: int
@@ -166,6 +179,11 @@ class GrpoSection(Section):
     sandbox_backend: StageBackend
     vllm: Vllm = None  # type: ignore[assignment]  # optional, not nullable
     """absent: generation in the training process"""
+
+    @property
+    def group_batch(self) -> int:
+        """Episodes per step (one optimizer step each: on-policy, as the paper)."""
+        return self.prompts_per_step * self.samples_per_prompt
 
 
 class LlmRlSection(Section):

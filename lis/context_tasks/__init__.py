@@ -14,12 +14,12 @@ from lis.context_tasks.generate import generate_contexts
 from lis.context_tasks.math_tasks import math_tasks
 from lis.context_tasks.records import FREE, MULTIPLE, QA, SINGLE, Context, Document
 from lis.context_tasks.seed_collection import load_seed_contexts, parse_qa, parse_row
-from lis.context_tasks.settings import ContextSettings, SeedCollection, settings_from
+from lis.context_tasks.settings import construction_knobs, knobs, settings_from, span
 from lis.context_tasks.sources import Splits, build_splits, held_out_tasks, qa_mix
 from lis.context_tasks.splits import context_groups, split_contexts, split_tasks
 from lis.context_tasks.variants import INLINE_MODE, VARIANTS, episode_mode, prompt_variant, variants
 
-__all__ = ["FREE", "INLINE_MODE", "MULTIPLE", "QA", "SINGLE", "VARIANTS", "Context", "ContextSettings", "Document",
-           "SeedCollection", "Splits", "build_splits", "construct_task", "construct_tasks", "context_groups",
-           "episode_mode", "generate_contexts", "held_out_tasks", "load_seed_contexts", "math_tasks", "parse_qa", "parse_row",
-           "prompt_variant", "qa_mix", "settings_from", "split_contexts", "split_tasks", "variants"]
+__all__ = ["FREE", "INLINE_MODE", "MULTIPLE", "QA", "SINGLE", "VARIANTS", "Context", "Document", "Splits",
+           "build_splits", "construct_task", "construct_tasks", "construction_knobs", "context_groups", "episode_mode",
+           "generate_contexts", "held_out_tasks", "knobs", "load_seed_contexts", "math_tasks", "parse_qa", "parse_row",
+           "prompt_variant", "qa_mix", "settings_from", "span", "split_contexts", "split_tasks", "variants"]

@@ -29,7 +29,8 @@ from typing import Any
 from lis.context_tasks.distractors import pick_distractors
 from lis.context_tasks.files import file_names, locate, slug, split_text
 from lis.context_tasks.records import LETTERS, Context, Document
-from lis.context_tasks.settings import ContextSettings
+from lis.config.tasks import ContextSection
+from lis.context_tasks.settings import span
 from lis.context_tasks.statement import problem_statement
 from lis.tasks.schema import Task
 
@@ -41,7 +42,7 @@ def distractor_pool(contexts: list[Context]) -> list[tuple[str, Document]]:
     return [(c.id, d) for c in contexts for d in c.documents]
 
 
-def _files(ctx_docs: list[Document], extra: list[Document], s: ContextSettings, named: bool,
+def _files(ctx_docs: list[Document], extra: list[Document], s: ContextSection, named: bool,
            rng: random.Random) -> tuple[dict[str, str], list[str], list[str]]:
     """(files in shown order, names of the context's files, names of the distractor files)."""
     parts: list[tuple[bool, str, list[str]]] = []
@@ -70,14 +71,14 @@ def _files(ctx_docs: list[Document], extra: list[Document], s: ContextSettings, 
     return files, [n for own, n, _ in items if own], [n for own, n, _ in items if not own]
 
 
-def construct_task(ctx: Context, k: int, pool: list[tuple[str, Document]], s: ContextSettings,
+def construct_task(ctx: Context, k: int, pool: list[tuple[str, Document]], s: ContextSection,
                    split: str) -> Task:
     """The task of QA pair ``k`` of ``ctx``; distractors come from ``pool``."""
     qa = ctx.qas[k]
     rng = random.Random(f"lis.data.context.construct:{s.seed}:{ctx.id}:{k}")
     extra: list[Document] = []
     if ctx.single_document:
-        extra = [d for _, d in pick_distractors(pool, ctx.id, qa, rng.randint(*s.distractor_files), rng)]
+        extra = [d for _, d in pick_distractors(pool, ctx.id, qa, rng.randint(*span(s.distractor_files)), rng)]
     named = s.file_names == "entity" and all(d.name for d in ctx.documents)
     files, own, distract = _files(ctx.documents, extra, s, named, rng)
     examples = ctx.qas[max(0, k - s.max_examples):k] if s.max_examples else []
@@ -103,7 +104,7 @@ def construct_task(ctx: Context, k: int, pool: list[tuple[str, Document]], s: Co
                 ground_truth=qa.answer, input_files=files, qa_type=qa.qa_type, meta=meta)
 
 
-def construct_tasks(contexts: list[Context], s: ContextSettings, split: str) -> list[Task]:
+def construct_tasks(contexts: list[Context], s: ContextSection, split: str) -> list[Task]:
     """The tasks of every QA pair of ``contexts`` (one split: distractors come from it alone)."""
     pool = distractor_pool(contexts)
     return [construct_task(c, k, pool, s, split) for c in contexts for k in range(len(c.qas))]

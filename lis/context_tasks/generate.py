@@ -17,7 +17,8 @@ from lis.context_tasks.entities import KINDS, Entity, draw_value, filler, place_
 from lis.context_tasks.questions import make_qa
 from lis.context_tasks.records import KINDS as QA_KINDS
 from lis.context_tasks.records import Context, Document
-from lis.context_tasks.settings import ContextSettings
+from lis.config.tasks import ContextSection
+from lis.context_tasks.settings import entity_kinds, span
 
 
 class _Names:
@@ -51,10 +52,10 @@ def _layout(facts: list[str], fill: list[str], position: str, rng: random.Random
     return body
 
 
-def _document(e: Entity, s: ContextSettings, rng: random.Random) -> Document:
+def _document(e: Entity, s: ContextSection, rng: random.Random) -> Document:
     facts = [e.sentence(a.key) for a in e.kind.attrs]
     rng.shuffle(facts)
-    fill = filler(e.kind, e.name, rng, rng.randint(*s.filler_lines))
+    fill = filler(e.kind, e.name, rng, rng.randint(*span(s.filler_lines)))
     title = {"ship": f"The {e.name}", "library": f"{e.name} Library"}.get(e.kind.noun, e.name)
     lines = [f"# {title}", ""] + _layout(facts, fill, s.answer_position, rng)
     return Document(e.name, "\n".join(lines) + "\n")
@@ -68,15 +69,16 @@ def _entity(kind_name: str, names: _Names, rng: random.Random) -> Entity:
     return Entity(kind, names.new(rng), values)
 
 
-def generate_context(i: int, s: ContextSettings, rng: random.Random, names: _Names) -> Context:
-    kind_name = rng.choice(sorted(s.entity_kinds or KINDS))
-    ents = [_entity(kind_name, names, rng) for _ in range(rng.randint(*s.documents_per_context))]
+def generate_context(i: int, s: ContextSection, rng: random.Random, names: _Names) -> Context:
+    kind_name = rng.choice(entity_kinds(s) or sorted(KINDS))
+    ents = [_entity(kind_name, names, rng) for _ in range(rng.randint(*span(s.documents_per_context)))]
     region = region_name(rng)
     docs = [_document(e, s, rng) for e in ents]
-    kinds = [k for k in QA_KINDS if s.qa_mix.get(k, 0) > 0]
-    weights = [s.qa_mix[k] for k in kinds]
+    mix = s.qa_mix.model_dump()
+    kinds = [k for k in QA_KINDS if mix.get(k, 0) > 0]
+    weights = [mix[k] for k in kinds]
     qas, seen = [], set()
-    want = rng.randint(*s.questions_per_context)
+    want = rng.randint(*span(s.questions_per_context))
     for _ in range(want * 20):
         if len(qas) >= want:
             break
@@ -93,7 +95,7 @@ def generate_context(i: int, s: ContextSettings, rng: random.Random, names: _Nam
                          "entities": [e.name for e in ents]})
 
 
-def generate_contexts(s: ContextSettings) -> list[Context]:
+def generate_contexts(s: ContextSection) -> list[Context]:
     """``s.contexts`` fictional contexts, each with ``questions_per_context`` QA pairs."""
     rng = random.Random(f"lis.data.context.generate:{s.seed}")
     names = _Names()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lis.context_tasks.records import FREE, LETTERS, MULTIPLE, QA, SINGLE, Context, Document
-from lis.context_tasks.settings import SeedCollection
+from lis.config.tasks import SeedCollection
 from lis.errors import LisError
 from lis.tasks.hub_access import hub_rows
 from lis.util.jsonl import read_jsonl

@@ -21,7 +21,8 @@ from typing import Any
 from lis.context_tasks.construct import construct_tasks
 from lis.context_tasks.generate import generate_contexts
 from lis.context_tasks.seed_collection import load_seed_contexts
-from lis.context_tasks.settings import ContextSettings, settings_from
+from lis.config.tasks import ContextSection
+from lis.context_tasks.settings import construction_knobs, settings_from
 from lis.context_tasks.splits import split_contexts, split_tasks
 from lis.errors import LisError
 from lis.tasks import load_hub
@@ -38,7 +39,7 @@ class Splits:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def _contexts(s: ContextSettings, root: Path):
+def _contexts(s: ContextSection, root: Path):
     if s.source == "generated":
         return generate_contexts(s), {"generator": "lis.context_tasks.generate"}
     sc = s.seed_collection
@@ -47,7 +48,7 @@ def _contexts(s: ContextSettings, root: Path):
                                                                       "revision": sc.revision, "path": sc.path}}
 
 
-def build_splits(s: ContextSettings, root: Path) -> Splits:
+def build_splits(s: ContextSection, root: Path) -> Splits:
     """Train and held-out tasks from ``s.source`` (disjoint by context). Raises LisError when the
     source cannot be read (an unreachable hub names the dataset and the offline way out)."""
     if s.source == "paper":
@@ -78,6 +79,6 @@ def held_out_tasks(sec: dict[str, Any] | None, root: Path) -> tuple[list[Task], 
     if not splits.held_out:
         raise LisError("the held-out split of the context tasks is empty", "raise tasks.context.held_out_contexts above 0")
     return splits.held_out, {"split": "held_out", "context_source": s.source, "context_seed": s.seed,
-                             "knobs": s.construction_knobs(), "contexts": splits.facts.get("contexts"),
+                             "knobs": construction_knobs(s), "contexts": splits.facts.get("contexts"),
                              "source_facts": {k: v for k, v in splits.facts.items() if k != "contexts"},
                              "qa_mix": qa_mix(splits.held_out), "revision": None}

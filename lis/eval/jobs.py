@@ -57,7 +57,7 @@ def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
 
 
 def repeats_for(params, domain: str) -> int:
-    return int(params.section("eval")["repeats"].get(domain, 1))
+    return params.settings("eval").repeats.get(domain, 1)
 
 
 def prompts_hash() -> str:

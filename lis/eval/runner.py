@@ -143,15 +143,15 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         tasks = tasks[:limit]
     spec = model_spec(params, job.model)
     sandbox_cfg = None
-    ev = params.section("eval")
+    ev = params.settings("eval")
     if job.mode != "vanilla":
         sandbox_cfg = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=image_manifest,
-                                     deterministic=bool(ev["deterministic"]))
-    cfg = agent_config(params, spec=spec, domain=job.domain, sandbox=sandbox_cfg, deterministic=bool(ev["deterministic"]))
-    if bool(ev["deterministic"]) and spec.get("backend") == "local":
+                                     deterministic=ev.deterministic)
+    cfg = agent_config(params, spec=spec, domain=job.domain, sandbox=sandbox_cfg, deterministic=ev.deterministic)
+    if ev.deterministic and spec.get("backend") == "local":
         # each turn's sampled ids and log-probabilities go into the trajectories: two runs compare bit for bit
         cfg = dataclasses.replace(cfg, keep_token_ids=True)
-    base_seed, max_attempts, max_share = int(ev["seed"]), int(ev["max_attempts"]), float(ev["max_error_share"])
+    base_seed, max_attempts, max_share = ev.seed, ev.max_attempts, float(ev.max_error_share)
     shash = settings_hash(job, spec, cfg, sandbox_cfg, base_seed)
     thash = {t.id: task_hash(t) for t in tasks}
     state = journal.state(shash, thash)
@@ -175,13 +175,12 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
              expected - len(bad_rows) - len(todo), journal.path,
              f"; {retries} to retry after errors" if retries else "",
              f"; {given_up} given up after {max_attempts} attempts" if given_up else "")
-    n_workers = workers or int(ev["workers"])
+    n_workers = workers or ev.workers
     pool = None
     if sandbox_cfg is not None and todo:
-        sec = params.section("sandbox")
-        n_workers = min(n_workers, sec["pool"]["max_concurrent"])
-        pool = SandboxPool(sandbox_cfg, max_concurrent=n_workers, warm=sec["pool"]["warm"],
-                           engines=sec["engines"] or None)
+        sec = params.settings("sandbox")
+        n_workers = min(n_workers, sec.pool.max_concurrent)
+        pool = SandboxPool(sandbox_cfg, max_concurrent=n_workers, warm=sec.pool.warm, engines=sec.engines or None)
     model = build_model(job.model, spec) if todo else None
     by_id = {t.id: t for t in tasks}
     scorer = Scorer(params, journal, by_id)
@@ -215,7 +214,7 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
         return rec
 
     lockstep = None
-    if todo and bool(ev["deterministic"]):
+    if todo and ev.deterministic:
         if callable(getattr(model, "lockstep", None)):
             lockstep = model.lockstep(max(1, min(n_workers, len(todo))))
         else:
@@ -262,7 +261,7 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
                                         "settings_hash": shash, "scoring_hash": scorer.hash},
                               expected, time.monotonic() - t0)
     metrics["limits"] = {"max_attempts": max_attempts, "max_error_share": max_share}
-    metrics["deterministic"] = _deterministic(bool(ev["deterministic"]), model, records)
+    metrics["deterministic"] = _deterministic(ev.deterministic, model, records)
     if metrics["n"] and metrics["error_share"] > max_share:
         for stale in ("metrics.json", "trajectories.jsonl"):  # never leave an older number in place
             (out_dir / stale).unlink(missing_ok=True)

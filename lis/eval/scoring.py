@@ -57,7 +57,7 @@ class Scorer:
         self.journal = journal
         self.tasks = tasks
         self.known = journal.scores(self.hash)
-        self.ifbench_variant = params.section("scoring")["ifbench_variants"]
+        self.ifbench_variant = params.settings("scoring").ifbench_variants
         self.failed: set[str] = set()  # episodes whose scoring failed in this process (tried again next run)
 
     def apply(self, rec: Trajectory) -> None:

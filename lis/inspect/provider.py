@@ -9,7 +9,7 @@ runs the same sweep from the command line.
 
 ``exec`` starts a fresh process per call (sandboxd's ``run`` op), never the agent's persistent
 shell. One sandbox serves one request at a time: concurrent ``exec`` calls on one sample (Inspect's
-parallel ``bash()`` calls) run one after another (docs/inspect.md measures it).
+parallel ``bash()`` calls) run one after another (docs/inspect-provider.md measures it).
 """
 from __future__ import annotations
 

@@ -131,7 +131,7 @@ def lis_agent(mode: str = "sandbox", profile: str | None = None, params: str | N
     p = load_params(params, profile)
     overrides = {"max_turns": max_turns, "max_context_tokens": max_context_tokens,
                  "episode_timeout_s": None if episode_timeout_s is None else float(episode_timeout_s)}
-    base_seed = int(p.section("eval")["seed"])
+    base_seed = p.settings("eval").seed
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = task_for(state.metadata)

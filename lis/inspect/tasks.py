@@ -90,7 +90,7 @@ def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, pa
     tasks = load_task_set(p, domain, source=source, tasks_file=tasks_file, limit=limit, seed=seed)
     if not tasks:
         raise LisError(f"the {name} task set is empty", "check -T source / -T tasks_file / -T limit")
-    repeats = int(p.section("eval")["repeats"].get(domain, 1))
+    repeats = p.settings("eval").repeats.get(domain, 1)
     sandbox = None
     if mode != "vanilla":
         sandbox = SandboxEnvironmentSpec("lis", LisSandboxConfig(params=params, profile=profile))

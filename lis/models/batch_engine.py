@@ -83,7 +83,7 @@ log = logging.getLogger("lis.models.batch")
 
 DEFAULT_MAX_BATCH_TOKENS = 1 << 17  # KV-cache positions of a whole batch (rows x padded length)
 DEFAULT_PREFIX_CACHE_MB = 0         # off: on the CPU it saved 8x the prefill tokens but no time (docs/
-                                    # performance.md), and it costs bit-exact repeats (a split prefill rounds
+                                    # performance-generation.md), and it costs bit-exact repeats (a split prefill rounds
                                     # differently); models.<name>.prefix_cache_mb turns it on
 POLL_S = 0.05                       # how often a waiting caller looks at the cancellation flag
 IDLE_S = 0.5                        # how often an idle worker checks that its engine still exists

@@ -52,7 +52,7 @@ def table4(ctx: Context, b: dict) -> Table:
               paper="Paper: its groups are of its own models (strong models vs Qwen3-4B); ours are the params' "
                     "behaviour.groups, so no number goes beside ours (data/reference/paper_numbers.yaml table4).")
     t.notes = ["Cells: usage rate = turns using the capability / all turns [95% bootstrap interval] · n episodes. "
-               "Definitions: docs/behaviour.md."]
+               "Definitions: docs/behaviour-definitions.md."]
     if not rows:
         t.waiting = "waits for behaviour.groups in params (e.g. {strong: [a, b], weak: [c]}) naming evaluated models"
     return t
@@ -108,7 +108,7 @@ def table9(ctx: Context, b: dict) -> Table:
               "structure markers)", cols, rows, recs, inputs=[ANALYSIS["behaviour"]], sections=["behaviour", "jobs"],
               paper="Paper: its counts are of Qwen3-4B-Instruct-2507 before and after sandbox RL, normalisation not "
                     "stated (data/reference/paper_numbers.yaml table9); none of our models is that model.")
-    t.notes = ["Cells: mean count per response [95% interval]. Definitions: docs/behaviour.md.", ctx.fmt.dagger_note()]
+    t.notes = ["Cells: mean count per response [95% interval]. Definitions: docs/behaviour-definitions.md.", ctx.fmt.dagger_note()]
     if not rows:
         t.waiting = "waits for vanilla-mode episodes (behaviour.modes must include vanilla)"
     return t

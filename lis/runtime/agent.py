@@ -19,16 +19,15 @@ def agent_config(params, *, spec: dict[str, Any] | None = None, domain: str | No
     ``sandbox`` (None: a vanilla episode, the tools' defaults). ``deterministic`` (the rollout's or the
     evaluation's deterministic mode): the error output of programs a command runs at once comes in a
     fixed order (:mod:`lis.agent.tools.stderr_order`)."""
-    a = params.section("agent")
-    obs = a["observation"]
-    exts = (a.get("editor") or {}).get("view_extensions")
-    tools = ToolSettings(max_lines=obs["max_lines"], keep=obs["keep"], max_chars=obs["max_chars"],
+    a = params.settings("agent")
+    obs, exts = a.observation, a.editor.view_extensions
+    tools = ToolSettings(max_lines=obs.max_lines, keep=obs.keep, max_chars=obs.max_chars,
                          view_extensions=tuple(exts) if exts else None, stderr_by_program=deterministic)
     if sandbox is not None:
         tools = dataclasses.replace(tools, command_timeout_s=sandbox.command_timeout_s,
                                     max_output_bytes=sandbox.limits.max_output_bytes)
-    context = a["max_context_tokens"] if domain is None else \
-        a["max_context_tokens_by_domain"].get(domain, a["max_context_tokens"])
-    return AgentConfig(max_turns=a["max_turns"], max_context_tokens=context,
-                       episode_timeout_s=float(a["episode_timeout_s"]), tools=tools,
+    context = a.max_context_tokens if domain is None else \
+        a.max_context_tokens_by_domain.get(domain, a.max_context_tokens)
+    return AgentConfig(max_turns=a.max_turns, max_context_tokens=context,
+                       episode_timeout_s=float(a.episode_timeout_s), tools=tools,
                        sampling=Sampling(**(spec or {}).get("sampling", {})))

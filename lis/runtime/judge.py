@@ -7,9 +7,9 @@ from lis.runtime.models import chat_model
 
 def build_judge(params) -> Judge | None:
     """The configured LLM judge, or None (rule fallbacks)."""
-    conf = params.section("scoring")["judge"]
-    if not conf:
+    scoring = params.settings("scoring")
+    j = scoring.judge
+    if j is None:
         return None
-    return Judge(chat_model(params, conf["model"]), repeats=conf.get("repeats", 4),
-                 temperature=conf.get("temperature", 0.7), max_tokens=conf.get("max_tokens", 16384),
-                 cache_path=params.root / params.section("scoring")["judge_cache"])
+    return Judge(chat_model(params, j.model), repeats=j.repeats, temperature=j.temperature, max_tokens=j.max_tokens,
+                 cache_path=params.root / scoring.judge_cache)

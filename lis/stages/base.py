@@ -8,10 +8,10 @@ Snakemake rule takes its code and params), :func:`resolve` (the params' ``base``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from lis.config.training import BaseSection
 from lis.errors import LisError
 from lis.params import Params
 from lis.stages.spec import Stage
@@ -32,55 +32,15 @@ STAGE = Stage(
     outs=("data/models/base",),
 )
 
-SOURCES = ("tiny", "hub", "path")
+Settings = BaseSection
+"""One run of the stage: the params' ``base`` section, validated (:func:`resolve`). The context tasks, the one data
+input, are not here: they are ``inputs["context_tasks"]`` of :func:`run`."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    """One run of the stage: the params' ``base`` section (:func:`resolve`, which fills every field; the
-    defaults live in the section's model, lis/config). The context tasks, the one data input, are not
-    here: they are ``inputs["context_tasks"]`` of :func:`run`."""
-
-    source: str
-    """tiny: build the offline tiny Qwen3 | hub: download ``hub_model`` | path: copy the folder ``path``."""
-    seed: Optional[int] = None
-    """tiny: the seed of its weights and corpus."""
-    hub_model: Optional[str] = None
-    """hub: the hub model (e.g. Qwen/Qwen3-4B-Instruct-2507)."""
-    hub_revision: Optional[str] = None
-    """hub: its revision (None: the current main, recorded in the manifest)."""
-    path: Optional[str] = None
-    """path: the local model folder copied in."""
-    vocab_size: Optional[int] = None
-    """tiny: the tokenizer's vocabulary."""
-    max_context: Optional[int] = None
-    """tiny: the model's context length."""
-    arch: dict = field(default_factory=dict)
-    """tiny: the Qwen3 shape (keys of :data:`lis.offline.base.DEFAULT_ARCH`; those left out: its values)."""
-    stdlib_files: Optional[int] = None
-    """tiny: CPython standard-library sources in the tokenizer's corpus."""
-    corpus_episodes: Optional[int] = None
-    """tiny: scripted teacher episodes in the tokenizer's corpus."""
-    corpus_context_tasks: Optional[int] = None
-    """tiny: the first this many context tasks' prompts join the corpus (when context tasks are given)."""
-
-    def __post_init__(self):
-        if self.source not in SOURCES:  # the schema prevents it; kept for direct callers
-            raise LisError(f"unknown base.source {self.source!r}", "use tiny, hub or path")
-        if self.source == "path" and not self.path:
-            raise LisError("base.source is path but base.path is empty", "set base.path to a local model folder")
-
-
-def resolve(params: Params) -> Settings:
-    """The settings from the params' ``base`` section (the profile applied). Raises LisError for
-    source path without a path."""
-
-    sec = params.section("base")
-    t, hub = sec["tiny"], sec["hub"]
-    return Settings(source=sec["source"], seed=int(sec["seed"]), hub_model=hub["model"],
-                    hub_revision=hub.get("revision"), path=sec.get("path"), vocab_size=int(t["vocab_size"]),
-                    max_context=int(t["max_context"]), arch=dict(t["arch"]), stdlib_files=int(t["stdlib_files"]),
-                    corpus_episodes=int(t["corpus_episodes"]), corpus_context_tasks=int(t["corpus_context_tasks"]))
+def resolve(params: Params) -> BaseSection:
+    """The params' ``base`` section (the profile applied). Raises ParamsError naming a bad key (source path
+    without a path)."""
+    return params.settings("base")
 
 
 def _context_tasks(path: Optional[Path], n: int) -> list:
@@ -108,9 +68,11 @@ def run(settings: Settings, inputs: dict[str, Optional[Path]], outputs: dict[str
     out = outputs["out"]
     s = settings
     if s.source == "tiny":
-        tasks = _context_tasks(inputs.get("context_tasks"), s.corpus_context_tasks)
-        return build_base(out, seed=s.seed, vocab_size=s.vocab_size, max_context=s.max_context, arch=dict(s.arch),
-                          stdlib_files=s.stdlib_files, corpus_episodes=s.corpus_episodes, context_tasks=tasks)
+        t = s.tiny
+        tasks = _context_tasks(inputs.get("context_tasks"), t.corpus_context_tasks)
+        return build_base(out, seed=s.seed, vocab_size=t.vocab_size, max_context=t.max_context,
+                          arch=t.arch.model_dump(), stdlib_files=t.stdlib_files, corpus_episodes=t.corpus_episodes,
+                          context_tasks=tasks)
     if s.source == "hub":
-        return fetch_hub_base(out, s.hub_model, s.hub_revision)
+        return fetch_hub_base(out, s.hub.model, s.hub.revision)
     return copy_base(out, s.path)

@@ -97,8 +97,8 @@ def resolve(params: Optional[Params], settings_file: Optional[Path] = None, jobs
     section = BehaviourSection.model_validate(plain)
     if not jobs:
         return Settings(behaviour=section)
-    j = params.section("jobs")
-    return Settings(behaviour=section, jobs=True, models=tuple(j["models"]), domains=tuple(j["domains"]))
+    j = params.settings("jobs")
+    return Settings(behaviour=section, jobs=True, models=tuple(j.models), domains=tuple(j.domains))
 
 
 def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[Path]]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from lis.context_tasks import build_splits, ContextSettings, qa_mix, settings_from, VARIANTS, variants
+from lis.config.tasks import ContextSection
+from lis.context_tasks import build_splits, knobs, qa_mix, settings_from, VARIANTS, variants
 from lis.manifest import stage_manifest, write_json
 from lis.params import load
 from lis.stages.spec import Stage
@@ -44,7 +45,7 @@ log = logging.getLogger("lis.context_tasks")
 class Settings:
     """One run of the stage, the params resolved (:func:`resolve`)."""
 
-    context: ContextSettings
+    context: ContextSection
     """The knobs of the construction (the section checked by its model, defaults filled in)."""
     section: dict
     """The params' ``tasks.context`` as given (its hash is the manifest's ``params_hash``)."""
@@ -90,7 +91,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     held_ids = sorted({str(t.meta.get("context_id")) for t in splits.held_out})
     manifest = stage_manifest(
         "context_tasks", settings.root, settings.profile, hash_obj({"tasks.context": settings.section}),
-        time.monotonic() - t0, source=s.source, seed=s.seed, knobs=s.knobs(), source_facts=splits.facts,
+        time.monotonic() - t0, source=s.source, seed=s.seed, knobs=knobs(s), source_facts=splits.facts,
         variants=described, split="train", held_out={"tasks": len(splits.held_out), "contexts": len(held_ids),
                                                      "context_ids_sha256": hash_obj(held_ids, 64)},
         content_sha256=hash_obj({k: v["sha256"] for k, v in described.items()}, 64))

@@ -68,8 +68,8 @@ def resolve(params: Optional[Params], *, jobs: bool = False, replicates: Optiona
     models: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
     if jobs:
-        j = params.section("jobs")
-        models, domains = tuple(j["models"]), tuple(j["domains"])
+        j = params.settings("jobs")
+        models, domains = tuple(j.models), tuple(j.domains)
     section = (params.settings("efficiency") if replicates is None
                else EfficiencySection.model_validate({"replicates": replicates}))
     return Settings(efficiency=section, jobs=jobs, models=models, domains=domains)

@@ -56,8 +56,8 @@ def run(settings: Settings, inputs: dict[str, Path | None], outputs: dict[str, P
     p, job = settings.params, settings.job
     image = inputs["image_manifest"]
     manifest = read_image_manifest(image) if job.mode != "vanilla" and image is not None and image.exists() else None
-    judge = p.section("scoring").get("judge") or {}
-    with serving(p.section("models"), [job.model, judge.get("model")], p.root):  # entries with serve.auto: started here
+    judge = p.settings("scoring").judge
+    with serving(p.section("models"), [job.model, judge and judge.model], p.root):  # entries with serve.auto: started here
         m = run_job(p, job, inputs["tasks"] or layout.path(layout.TASKS, domain=job.domain),
                     out_dir=outputs["out"] or job.out_dir(), journal_path=settings.journal, image_manifest=manifest,
                     limit=settings.limit, workers=settings.workers, wait=settings.wait)

@@ -37,7 +37,8 @@ from lis.sandbox.pool import SandboxPool
 from lis.stages.spec import GRPO_CODE, Plot, Stage
 from lis.tasks.io import read_tasks
 from lis.train.grpo.columns import PLOT_COLUMNS, cell
-from lis.train.grpo.settings import GRPOSettings
+from lis.config.training import GrpoSection
+from lis.train.grpo.settings import checkpoint_key
 from lis.train.grpo.trainer import StepLog, train_grpo, world
 from lis.train.grpo.vllm_server import ServerMode
 from lis.train.plan import check_run
@@ -73,7 +74,7 @@ class Settings:
     ``grpo`` section typed with the run's overrides, and the mode."""
 
     params: Params
-    grpo: GRPOSettings
+    grpo: GrpoSection
     mode: str
 
 
@@ -88,10 +89,12 @@ def resolve(params: Params, mode: str = "sandbox", seed_offset: int = 0) -> Sett
     over ``grpo``), trained with seed ``grpo.seed + seed_offset`` (a replicate of the learning check).
     Raises LisError for an unknown mode, ParamsError naming a bad key or value of ``grpo``."""
     check_mode(mode)
-    overrides = dict(params.section("llm_rl")) if mode == "vanilla" else {}
+    grpo = params.settings("grpo")
+    llm_rl = params.settings("llm_rl").model_dump() if mode == "vanilla" else {}
+    update = {k: v for k, v in llm_rl.items() if v is not None}  # null: as grpo
     if seed_offset:
-        overrides["seed"] = int(params.section("grpo")["seed"]) + seed_offset
-    return Settings(params=params, grpo=GRPOSettings.from_params(params.section("grpo"), overrides), mode=mode)
+        update["seed"] = grpo.seed + seed_offset
+    return Settings(params=params, grpo=grpo.model_copy(update=update), mode=mode)
 
 
 def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
@@ -114,17 +117,17 @@ def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path
     if not tasks:
         raise LisError(f"{data} holds no task", "check the context_tasks stage's output")
     # will it fit? one line naming the largest term and its knob, before any work (lis train plan)
-    memory_plan = check_run(params, "grpo", init, section={**params.section("grpo"), **settings.__dict__})
+    memory_plan = check_run(settings, "grpo", init)
     init_manifest = read_model_manifest(init)
-    key = hash_obj({"settings": settings.key(), "mode": mode, "init": init_manifest.get("weights_sha256")
+    key = hash_obj({"settings": checkpoint_key(settings), "mode": mode, "init": init_manifest.get("weights_sha256")
                     or sha256_file(init / "model.safetensors"), "data": hash_obj([t.id for t in tasks])})
     ckpt = CHECKPOINTS / f"{name}-{key}"
     ckpt.mkdir(parents=True, exist_ok=True)
     rank, n_proc = world()
     sandbox = sandbox_config(params, run_id=registry.RUN_ID,
                              image_manifest=read_image_manifest(image_manifest) if mode != "vanilla" else None,
-                             backend=settings.sandbox_backend, deterministic=bool(settings.rollout["deterministic"]))
-    agent_cfg = agent_config(params, sandbox=sandbox, deterministic=bool(settings.rollout["deterministic"]))
+                             backend=settings.sandbox_backend, deterministic=settings.rollout.deterministic)
+    agent_cfg = agent_config(params, sandbox=sandbox, deterministic=settings.rollout.deterministic)
     log.info("%s: %d steps of %d prompts x %d samples from %s on %d %s tasks (%s mode%s); checkpoints in %s", name,
              settings.steps, settings.prompts_per_step, settings.samples_per_prompt, init, len(tasks), data.stem,
              mode, "" if mode == "vanilla" else f", {sandbox.backend} sandboxes", ckpt)
@@ -177,13 +180,13 @@ def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path
                "logprob_diff_max": max((r["logprob_diff_max"] for r in rows if r.get("logprob_diff_max") is not None),
                                        default=None),
                "loss_calls_eval_mode": sum(r.get("loss_calls_eval_mode") or 0 for r in rows),
-               "settings": settings.__dict__,
+               "settings": settings.model_dump(exclude_unset=True),
                "deterministic": _deterministic(settings, rows),
                "memory_plan": {k: memory_plan[k] for k in ("peak_gb", "peak_phase", "capacity_gb", "phases_gb",
                                                            "disk_gb", "setup", "dtypes")}}
     write_json(logs / "metrics.json", metrics)
     weights = tmp / "model.safetensors"
-    manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.__dict__), wall, kind="grpo",
+    manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.model_dump(exclude_unset=True)), wall, kind="grpo",
                               mode=mode, data=str(data), init=str(init), init_id=init_manifest.get("id"),
                               weights_sha256=sha256_file(weights) if weights.is_file() else None,
                               steps=len(rows), checkpoint_dir=str(ckpt), world_size=summary["world_size"],
@@ -226,7 +229,7 @@ def _deterministic(settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
     whose programs wrote errors at once are counted: the mode put their stderr in a fixed order
     (lis.agent.tools.stderr_order), so they do not make the run irreproducible, except what it cannot
     order (unordered_output: a continued message of a program that ran as two processes)."""
-    mode = bool(settings.rollout["deterministic"])
+    mode = settings.rollout.deterministic
     limited = sum(int(r.get("wall_clock_limited") or 0) for r in rows)
     concurrent = sum(int(r.get("concurrent_output") or 0) for r in rows)
     unordered = sum(int(r.get("unordered_output") or 0) for r in rows)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lis.config.training import SftSection
 from lis.errors import LisError
 from lis.params import Params
 from lis.stages.spec import SFT_CODE, Stage
@@ -32,19 +33,16 @@ STAGE = Stage(
 
 @dataclass(frozen=True)
 class Settings:
-    """One run of the stage (:func:`resolve`): the ``sft`` section as written, with the run's seed (the
-    training reads it as a dict: its manifest records the settings as they were given)."""
+    """One run of the stage (:func:`resolve`): the validated ``sft`` section with the run's seed."""
 
-    section: dict[str, Any]
+    sft: SftSection
 
 
 def resolve(params: Params, seed_offset: int = 0) -> Settings:
     """The settings of a run trained with seed ``sft.seed + seed_offset`` (a replicate of the learning
     check). Raises ParamsError naming a bad key or value of ``sft``."""
-    params.settings("sft")  # checked by the section's model: an unknown key or a bad value is one line
-    section = params.section("sft")
-    section["seed"] = int(section["seed"]) + seed_offset
-    return Settings(section=section)
+    sft = params.settings("sft")
+    return Settings(sft=sft.model_copy(update={"seed": sft.seed + seed_offset}))
 
 
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
@@ -57,4 +55,4 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     if not data.is_file():
         raise LisError(f"no trajectories at {data}", "run the stage that produces it first (snakemake --cores all paper)")
     records = read_jsonl(data, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
-    return run_sft_stage(dict(settings.section), inputs["base"], records, outputs["out"], section_name="sft")
+    return run_sft_stage(settings.sft, inputs["base"], records, outputs["out"], section_name="sft")

@@ -1,6 +1,6 @@
 """LoRA adapters (peft) for the trainers: params ``grpo.lora`` / ``sft.lora``.
 
-    cfg = lora_config(params["grpo"]["lora"])     # None when rank is 0 (full fine-tuning)
+    cfg = lora_config(grpo.lora)                  # None when rank is 0 (full fine-tuning)
     model = generation_model(trainer_model)       # the model whose forward applies the adapters
     merged = merged_model(trainer_model)          # what is written for evaluation and serving
 
@@ -16,30 +16,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from lis.config.training import Lora
 from lis.errors import LisError
 
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # a Qwen3 layer's
 
 
-def default_lora() -> dict[str, Any]:
-    """The ``lora`` params section's defaults (rank 0: off)."""
-    return {"rank": 0, "alpha": 64, "dropout": 0.0, "target_modules": list(TARGET_MODULES)}
-
-
-def lora_config(section: dict[str, Any] | None, where: str = "grpo.lora") -> Any:
-    """peft's ``LoraConfig`` of a ``lora`` params section; None for rank 0."""
-    sec = section or {}
-    rank = int(sec.get("rank") or 0)
-    if rank <= 0:
+def lora_config(lora: "Lora", where: str = "grpo.lora") -> Any:
+    """peft's ``LoraConfig`` of a validated ``lora`` params block; None for rank 0."""
+    if lora.rank <= 0:
         return None
     try:
         from peft import LoraConfig
     except ImportError:
-        raise LisError(f"{where}.rank is {rank} but peft is not installed", "pip install peft (pinned in "
+        raise LisError(f"{where}.rank is {lora.rank} but peft is not installed", "pip install peft (pinned in "
                        "pyproject.toml), or set the rank to 0") from None
-    return LoraConfig(r=rank, lora_alpha=float(sec.get("alpha", 2 * rank)), lora_dropout=float(sec.get("dropout", 0.0)),
-                      target_modules=list(sec.get("target_modules") or ["q_proj", "v_proj"]), bias="none",
-                      task_type="CAUSAL_LM")
+    return LoraConfig(r=lora.rank, lora_alpha=float(lora.alpha), lora_dropout=float(lora.dropout),
+                      target_modules=list(lora.target_modules), bias="none", task_type="CAUSAL_LM")
 
 
 def is_lora(model: Any) -> bool:

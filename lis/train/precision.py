@@ -1,6 +1,6 @@
 """Precision and memory knobs of the trainers (params ``grpo.precision`` / ``sft.precision``).
 
-    p = resolve_precision({"bf16": "auto", "gradient_checkpointing": "auto"})   # Precision(bf16=..., ...)
+    p = resolve_precision("auto", "auto")   # Precision(bf16=..., gradient_checkpointing=...)
 
 ``auto`` turns a knob on where it pays: on CUDA. **bf16** is mixed precision: the weights, their
 gradients and AdamW's moments stay fp32 (master weights), the matrix products run in bf16 under
@@ -14,9 +14,6 @@ one layer instead of all of them (``lis train plan`` puts numbers on both).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from lis.errors import LisError
 
 
 @dataclass(frozen=True)
@@ -25,25 +22,12 @@ class Precision:
     gradient_checkpointing: bool
 
 
-def resolve_precision(section: dict[str, Any] | None, *, cuda: bool | None = None,
-                      where: str = "grpo.precision") -> Precision:
-    """The knobs of a ``precision`` params section, ``auto`` resolved (on when CUDA is available).
-
-    Raises LisError for bf16 on a CPU without bf16 support (none of this project's machines)."""
-    sec = section or {}
+def resolve_precision(bf16: bool | str, gradient_checkpointing: bool | str, *, cuda: bool | None = None) -> Precision:
+    """The two knobs of a ``precision`` params block (true, false or auto), ``auto`` resolved: on when CUDA is
+    available (``cuda``: None asks torch)."""
     if cuda is None:
         import torch
 
         cuda = torch.cuda.is_available()
-    on_cuda = cuda
-
-    def knob(name: str) -> bool:
-        v = sec.get(name, "auto")
-        if v == "auto":
-            return on_cuda
-        if isinstance(v, bool):
-            return v
-        raise LisError(f"{where}.{name} = {v!r} is not auto, true or false",
-                       f"set {where}.{name} to auto, true or false")
-
-    return Precision(bf16=knob("bf16"), gradient_checkpointing=knob("gradient_checkpointing"))
+    return Precision(bf16=cuda if bf16 == "auto" else bool(bf16),
+                     gradient_checkpointing=cuda if gradient_checkpointing == "auto" else bool(gradient_checkpointing))

@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from lis.config.training import SftSection
 from lis.models.scripted import ScriptedModel
 from lis.paths import cache_dir
 from lis.runtime import agent_config
@@ -92,7 +93,7 @@ def teacher_records(teacher_dir: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(Path(teacher_dir) / RECORDS, mode="strict")
 
 
-def train_agent(teacher_dir: str | Path, sft: dict[str, Any], out: str | Path) -> dict[str, Any]:
+def train_agent(teacher_dir: str | Path, sft: SftSection, out: str | Path) -> dict[str, Any]:
     """SFT of ``teacher_dir``'s base on its successful records with the ``sft`` section into ``out``;
     returns the SFT manifest (with the teacher's episode counts)."""
     # lazy: loads torch; importing this module does not
@@ -119,7 +120,7 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
     work = Path(tempfile.mkdtemp(prefix=".tiny-agent.", dir=_parent(out)))
     try:
         build_teacher(work / "teacher", params, sandbox_config, context_tasks)
-        return train_agent(work / "teacher", params.section("sft"), out)
+        return train_agent(work / "teacher", params.settings("sft"), out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -140,21 +141,17 @@ def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
     })
 
 
-def agent_key(sft: dict[str, Any], teacher_dir: str | Path, *, root: Path | None = None) -> str:
+def agent_key(sft: SftSection, teacher_dir: str | Path, *, root: Path | None = None) -> str:
     """What decides the agent's weights: the base's files (not its manifest, which records build times),
     the examples SFT encodes from the successful records (:func:`sft_data_digest`), the sft settings, the
     SFT code (:data:`SFT_CODE`, under ``root``) and the versions of the training libraries."""
-    # lazy: loads torch; importing this module does not
-    from lis.train.sft.stage import settings_from
-
     teacher_dir = Path(teacher_dir)
-    settings = settings_from(sft)
-    libs = ("torch", "transformers", "pytorch_lightning") + (("peft",) if int(settings.lora.get("rank") or 0) else ())
+    libs = ("torch", "transformers", "pytorch_lightning") + (("peft",) if sft.lora.rank else ())
     return hash_obj({
         "base": {p.name: sha256_file(p) for p in sorted((teacher_dir / "base").iterdir())
                  if p.is_file() and p.name != "manifest.json"},
         "data": sft_data_digest(teacher_dir / "base", teacher_records(teacher_dir)),
-        "sft": settings.__dict__,
+        "sft": sft.model_dump(),
         "code": code_version(*SFT_CODE, root=root),
         "versions": package_versions(libs) | {"python": platform.python_version()},
     })
@@ -206,11 +203,11 @@ def cached_tiny_agent(params, sandbox_config) -> Path:
     seen = hash_obj({"teacher": str(teacher), "sft": params.section("sft")})  # this process found it before
     if seen in _FOUND and (_FOUND[seen] / "manifest.json").is_file():
         return _FOUND[seen]
-    folder = cache_dir() / "models" / f"tiny-agent-{agent_key(params.section('sft'), teacher)}"
+    folder = cache_dir() / "models" / f"tiny-agent-{agent_key(params.settings('sft'), teacher)}"
     with FileLock(str(folder.parent / f".{folder.name}.lock")):
         if not (folder / "manifest.json").is_file():
             log.info("training the tiny agent into %s", folder)
-            train_agent(teacher, params.section("sft"), folder)
+            train_agent(teacher, params.settings("sft"), folder)
     _FOUND[seen] = folder
     return folder
 

@@ -34,3 +34,15 @@ def setup_logging(log_file: str | Path | None = None, verbose: bool = False) -> 
         root.addHandler(fh)
     for noisy in ("urllib3", "docker", "filelock", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def note(logger: logging.Logger, message: str) -> None:
+    """A note for a person: logged at INFO on the terminal when stderr is one, and always in the stage's log
+    file (``--log``); a run whose stderr a program reads (a pipe) gets only the file's copy."""
+    if console.is_terminal:
+        logger.info(message)
+        return
+    record = logger.makeRecord(logger.name, logging.INFO, "", 0, message, None, None)
+    for h in logging.getLogger().handlers:
+        if isinstance(h, logging.FileHandler):
+            h.handle(record)

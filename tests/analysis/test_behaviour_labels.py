@@ -1,5 +1,5 @@
 """The classifier against our hand labels of the authors' eight published episodes
-(fixtures/official_labels/README.md says how the labels were made; docs/behaviour.md gives the numbers).
+(fixtures/official_labels/README.md says how the labels were made; docs/behaviour-authors.md gives the numbers).
 
 The labels cover all 234 tool turns; the episodes themselves may not be copied into the repository
 (the reference notes allow short excerpts only), so:
@@ -7,7 +7,7 @@ The labels cover all 234 tool turns; the episodes themselves may not be copied i
 - always: the label file is complete and well formed, and on the excerpts in the fixtures (a few
   steps of five episodes, actions verbatim) classifier and labels agree turn by turn where we say so;
 - on all 234 turns no test runs (no test reads a path outside the repository): the scores in
-  docs/behaviour.md come from ``python -m lis.analysis.behaviour.agreement`` over the authors' files."""
+  docs/behaviour-authors.md come from ``python -m lis.analysis.behaviour.agreement`` over the authors' files."""
 from __future__ import annotations
 
 import json
@@ -25,7 +25,7 @@ OLD_EXCERPTS = FIXTURES / "official" / "output"
 # tool turns (execute_bash + str_replace_editor) of each published episode
 TOOL_TURNS = {"chemical": 27, "instruct": 45, "longcontext": 27, "math": 7, "music": 28, "poster": 34, "travel": 25,
               "video": 41}
-# on all 234 turns (docs/behaviour.md), the recalibrated rules scored (agreement, precision, recall):
+# on all 234 turns (docs/behaviour-authors.md), the recalibrated rules scored (agreement, precision, recall):
 # external 0.987 / 0.875 / 0.933; file 0.962 / 1.000 / 0.914; compute 0.987 / 0.954 / 1.000
 # (before the recalibration compute was 0.782 / 1.000 / 0.177).
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lis.context_tasks import build_splits, construct_tasks, generate_contexts, settings_from
+from lis.context_tasks import build_splits, construct_tasks, construction_knobs, generate_contexts, settings_from, span
 from lis.context_tasks.distractors import giveaways, leaks
 from lis.context_tasks.files import split_text
 from lis.context_tasks.statement import ASK, EXAMPLES_INTRO, problem_statement
@@ -65,7 +65,7 @@ def test_distractors_only_for_single_documents_from_other_contexts_never_leaking
         if not ctx.single_document:
             assert distract == []
             continue
-        lo, hi = s.distractor_files
+        lo, hi = span(s.distractor_files)
         assert len(distract) <= hi
         with_distractors += bool(distract)
         own_texts = {d.text for d in ctx.documents}
@@ -164,10 +164,10 @@ def test_entity_kinds_narrows_the_generator_and_is_recorded():
     narrowed = settings_from({**knobs, "entity_kinds": ["town"]})
     tasks = build_splits(narrowed, ROOT).train
     assert tasks and {i["attribute"] for t in tasks for i in t.meta["needs"]["inputs"]} <= town
-    assert narrowed.construction_knobs()["entity_kinds"] == ["town"]
+    assert construction_knobs(narrowed)["entity_kinds"] == ["town"]
     every = settings_from(knobs)
     assert {i["attribute"] for t in build_splits(every, ROOT).train for i in t.meta["needs"]["inputs"]} - town
-    assert "entity_kinds" not in every.construction_knobs()
+    assert "entity_kinds" not in construction_knobs(every)
     assert {c.meta["kind"] for c in generate_contexts(settings_from({**knobs, "entity_kinds": ["ship"]}))} == {"ship"}
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
+from lis.config.tasks import SeedCollection
+from lis.context_tasks import build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.rewards import score
 
 ROOT = Path(__file__).resolve().parents[2]

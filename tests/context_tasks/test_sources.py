@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lis.context_tasks import FREE, MULTIPLE, SINGLE, SeedCollection, load_seed_contexts, parse_qa, parse_row
+from lis.config.tasks import SeedCollection
+from lis.context_tasks import FREE, MULTIPLE, SINGLE, load_seed_contexts, parse_qa, parse_row
 from lis.errors import LisError
 from tests.conftest import ROOT, lis, run
 

@@ -16,7 +16,8 @@ import pytest
 
 from lis.agent import AgentConfig, run_task
 from lis.agent.tools.dispatch import ToolSettings
-from lis.context_tasks import SeedCollection, build_splits, construct_tasks, load_seed_contexts, settings_from, variants
+from lis.config.tasks import SeedCollection
+from lis.context_tasks import build_splits, construct_tasks, load_seed_contexts, settings_from, variants
 from lis.models.scripted import ScriptedModel, assistant, tool_call
 from lis.rewards import score
 from lis.sandbox import make_sandbox

@@ -4,7 +4,7 @@ log-probabilities (which this mode records) are equal; only times and run identi
 
 12 lookup tasks, the tiny agent at temperature 1.0 (each episode seeded), 4 workers sharing one
 batch engine, real Docker sandboxes. With the mode off, which turns share a forward pass depends on
-when each tool call returns; docs/training.md ("Determinism") shows the drift it causes."""
+when each tool call returns; docs/training-determinism.md describes the drift it causes."""
 from __future__ import annotations
 
 import json

@@ -86,11 +86,11 @@ def test_answers_have_the_domain_form(report):
     Pooled over the domains (12 sandbox and 16 vanilla episodes), as the test of trained behaviour it is,
     with the bars the recipe's every training run clears, not the best one's: the per-domain bar it had
     (each of 4 domains at least 1 of 2 episodes) failed with training seed 1, and on a fresh machine where
-    training rounds differently (docs/training.md, "Determinism"); two thirds of the sandbox answers in
+    training rounds differently (docs/training-determinism.md); two thirds of the sandbox answers in
     form failed with seeds 9 and 10, whose agents leave the answer file empty in about half the math and
     physics episodes but box what they write.
     Pass rate over training seeds (scripts/trained-behaviour-seeds.sh 0 1 ... 10, 2026-11-26): this test and
-    every other test marked trained_behaviour pass for all 11 seeds (docs/training.md, "Determinism")."""
+    every other test marked trained_behaviour pass for all 11 seeds (docs/training-determinism.md)."""
     box, van = report["sandbox"], report["vanilla"]
     domains = ("math", "physics", "biomed")
     episodes = sum(box[d]["episodes"] for d in domains)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lis.errors import LisError
+from lis.errors import ParamsError
 from lis.params import load
 from lis.stages import base as stage
 from lis.stages import registry
@@ -43,7 +43,8 @@ def test_the_command_builds_the_tiny_base_run_builds(tmp_path):
     r = lis(["lis", "train", "base", "--params", root / "params.yaml", "--context-tasks", context, "--out",
              tmp_path / "cmd"])
     settings = stage.resolve(load(params_file=root / "params.yaml"))
-    assert settings == stage.Settings(source="tiny", seed=3, hub_model="Qwen/Qwen3-4B-Instruct-2507", **TINY)
+    assert (settings.source, settings.seed, settings.hub.model) == ("tiny", 3, "Qwen/Qwen3-4B-Instruct-2507")
+    assert settings.tiny.model_dump() == TINY
     manifest = stage.run(settings, {"context_tasks": context}, {"out": tmp_path / "run"})
     written = _files(tmp_path / "cmd")
     again = _files(tmp_path / "run")
@@ -78,8 +79,9 @@ def test_bad_input_is_one_line(tmp_path):
              "--out", tmp_path / "cmd"], check=False)
     one_line_error(r, f"no context tasks at {tmp_path / 'none.jsonl'}", "lis context-tasks")
     assert not (tmp_path / "cmd").exists()
-    with pytest.raises(LisError, match="base.source is path but base.path is empty"):
-        stage.Settings(source="path")
+    root = params_project(tmp_path / "path", "base", {"source": "path", "path": None})
+    with pytest.raises(ParamsError, match="base: source is path but path is empty"):
+        stage.resolve(load(params_file=root / "params.yaml"))
 
 
 def test_the_registry_reads_the_declaration_the_module_holds():

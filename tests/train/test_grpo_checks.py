@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from lis.tasks.schema import Task
+from tests import sections
 
 pytestmark = [pytest.mark.training]
 
@@ -32,17 +33,16 @@ def test_every_loss_computation_runs_in_train_mode_on_the_first_step_and_after_a
     Before the fix, the first step of a process built the policy (which switched the model to eval) and
     TRL computed micro-batch 0 in eval mode: weighed 4x the others here, 64x at paper scale."""
     from lis.agent import AgentConfig
-    from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import train_grpo
 
     tasks = [lookup_task(i, 100 + i) for i in range(4)]
-    s = GRPOSettings(prompts_per_step=2, samples_per_prompt=2, steps=2, lr=1e-4, max_tokens_per_turn=12,
-                     max_turns=1, max_prompt_tokens=4096, max_episode_tokens=24, save_every=1, threads=2)
+    s = sections.grpo(prompts_per_step=2, samples_per_prompt=2, steps=2, lr=1e-4, max_tokens_per_turn=12,
+                      max_turns=1, max_prompt_tokens=4096, max_episode_tokens=24, save_every=1, threads=2)
     kw = dict(agent_cfg=AgentConfig(), pool=None, mode="vanilla", ckpt_dir=tmp_path / "ckpt",
               log_path=tmp_path / "ckpt" / "steps.jsonl")
     first = train_grpo(tiny_base_dir, tasks, tmp_path / "out", s, **kw)
     assert first["resumed_from"] is None and first["steps"] == 2
-    again = train_grpo(tiny_base_dir, tasks, tmp_path / "out", GRPOSettings(**{**s.__dict__, "steps": 3}), **kw)
+    again = train_grpo(tiny_base_dir, tasks, tmp_path / "out", s.model_copy(update={"steps": 3}), **kw)
     assert again["resumed_from"] and again["resumed_from"].endswith("checkpoint-2")
     rows = _steps(tmp_path / "ckpt" / "steps.jsonl")
     assert [r["step"] for r in rows] == [1, 2, 3]
@@ -173,7 +173,6 @@ def test_rollout_logprobs_equal_trls_recomputation_under_one_explicit_sampling_p
     ratio 1. Before the fix the engine drew with top-k 20 while TRL assumed none."""
     from lis.agent import AgentConfig
     from lis.sandbox import SandboxPool
-    from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import train_grpo
 
     model = tmp_path / "policy"
@@ -182,9 +181,9 @@ def test_rollout_logprobs_equal_trls_recomputation_under_one_explicit_sampling_p
         else {}
     (model / "generation_config.json").write_text(json.dumps({**gen, **QWEN3_INSTRUCT_GENERATION}))
     tasks = [lookup_task(i, 5000 + i) for i in range(2)]
-    s = GRPOSettings(prompts_per_step=2, samples_per_prompt=4, steps=1, lr=1e-4, max_tokens_per_turn=96,
-                     max_turns=3, max_prompt_tokens=6144, max_episode_tokens=1024, save_every=10, threads=2,
-                     top_k=None)
+    s = sections.grpo(prompts_per_step=2, samples_per_prompt=4, steps=1, lr=1e-4, max_tokens_per_turn=96,
+                      max_turns=3, max_prompt_tokens=6144, max_episode_tokens=1024, save_every=10, threads=2,
+                      top_k=None)
     with SandboxPool(base_config, max_concurrent=8, warm=8) as pool:
         summary = train_grpo(model, tasks, tmp_path / "out", s, agent_cfg=AgentConfig(), pool=pool, mode="sandbox",
                              ckpt_dir=tmp_path / "ckpt", log_path=tmp_path / "ckpt" / "steps.jsonl")

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import torch
 
+from tests import sections
+
 pytestmark = [pytest.mark.training]
 
 P, C, B = 6, 9, 4           # prompt length, completion width, sequences
@@ -103,8 +105,6 @@ def test_the_trainers_loss_is_the_papers_computed_by_hand(trainer, agg, is_mode,
     """Off-policy old log-probs (ratios from 0.5 to 1.6: both clips and the dual clip act, on positive
     and negative advantages) and sampler log-probs off by up to ±0.15 per token (importance weights,
     masks and caps act). The trainer's value within 1e-6 of the hand computation."""
-    from lis.train.grpo.loss import LossSettings
-
     batch = _batch(trainer.model.config.vocab_size)
     logp = _true_logps(trainer.model, batch)
     mask = (batch["completion_mask"] * batch["tool_mask"]).numpy().astype(np.float64)
@@ -114,8 +114,8 @@ def test_the_trainers_loss_is_the_papers_computed_by_hand(trainer, agg, is_mode,
     inputs = {**batch, "old_per_token_logps": torch.tensor(old, dtype=torch.float32),
               "sampling_per_token_logps": torch.tensor(sampler, dtype=torch.float32)}
     old32, sampler32 = inputs["old_per_token_logps"].double().numpy(), inputs["sampling_per_token_logps"].double().numpy()
-    trainer.loss_settings = LossSettings(agg=agg, clip_low=CLIP_LOW, clip_high=CLIP_HIGH, clip_dual=DUAL,
-                                         is_mode=is_mode, is_cap=cap, is_floor=floor)
+    trainer.loss_settings = sections.grpo(loss_agg=agg, clip_low=CLIP_LOW, clip_high=CLIP_HIGH, clip_dual=DUAL,
+                                          importance_sampling={"mode": is_mode, "max": cap, "min": floor})
     trainer.step_norms = {"sequences": B, "tokens": float(mask.sum())}
     got = float(trainer._compute_loss(trainer.model, inputs).detach())
     want = _hand_loss(logp, old32, sampler32, batch["advantages"].double().numpy(), mask, agg, is_mode, cap, floor)
@@ -127,11 +127,9 @@ def test_the_trainers_loss_is_the_papers_computed_by_hand(trainer, agg, is_mode,
 def test_the_loss_does_not_depend_on_how_the_step_is_split_into_micro_batches(trainer):
     """The step's normalisers, not the micro-batch's: the four sequences as one micro-batch, or as four
     of one (gradient accumulation), sum to the same loss."""
-    from lis.train.grpo.loss import LossSettings
-
     batch = _batch(trainer.model.config.vocab_size, seed=3)
     mask = batch["completion_mask"] * batch["tool_mask"]
-    trainer.loss_settings = LossSettings()
+    trainer.loss_settings = sections.grpo()  # the paper's
     trainer.step_norms = {"sequences": B, "tokens": float(mask.sum())}
     whole = float(trainer._compute_loss(trainer.model, batch).detach())
     parts = sum(float(trainer._compute_loss(trainer.model, {k: v[i:i + 1] for k, v in batch.items()}).detach())
@@ -144,11 +142,9 @@ def test_padding_every_row_shares_is_cut_and_the_loss_is_unchanged(trainer):
     micro-batch are cut before the forward pass (no tokens x tokens attention mask at paper lengths), and
     the loss is the unpadded batch's."""
     from lis.train.grpo.checked_trainer import trim_padding
-    from lis.train.grpo.loss import LossSettings
-
     batch = _batch(trainer.model.config.vocab_size, seed=5)
     mask = batch["completion_mask"] * batch["tool_mask"]
-    trainer.loss_settings = LossSettings()
+    trainer.loss_settings = sections.grpo()  # the paper's
     trainer.step_norms = {"sequences": B, "tokens": float(mask.sum())}
     plain = float(trainer._compute_loss(trainer.model, batch).detach())
     padded = dict(batch)

@@ -19,17 +19,16 @@ from types import SimpleNamespace
 import pytest
 
 from lis.tasks.schema import Task
+from tests import sections
 from tests.train.test_grpo_checks import _one_step_advantages, lookup_task
 
 pytestmark = [pytest.mark.training]
 
 
 def _settings(**kw):
-    from lis.train.grpo.settings import GRPOSettings
-
     base = dict(prompts_per_step=2, samples_per_prompt=2, steps=1, lr=1e-4, max_tokens_per_turn=12, max_turns=1,
                 max_prompt_tokens=4096, max_episode_tokens=24, save_every=1, threads=2)
-    return GRPOSettings(**{**base, **kw})
+    return sections.grpo(**{**base, **kw})
 
 
 # -- 1. it fits: the knobs reach TRL -------------------------------------------------------------------------
@@ -44,9 +43,10 @@ def test_precision_checkpointing_and_the_checkpoint_policy_reach_trl(tmp_path):
     args = grpo_config(s, tmp_path, precision=Precision(bf16=False, gradient_checkpointing=True), lora=True)
     assert args.gradient_checkpointing and not args.bf16 and args.gradient_checkpointing_kwargs == {"use_reentrant": False}
     assert args.save_total_limit == 1 and args.save_only_model
-    assert resolve_precision(s.precision, cuda=False) == Precision(True, True)
-    assert resolve_precision({"bf16": "auto", "gradient_checkpointing": "auto"}, cuda=True) == Precision(True, True)
-    assert resolve_precision({"bf16": "auto", "gradient_checkpointing": "auto"}, cuda=False) == Precision(False, False)
+    assert resolve_precision(s.precision.bf16, s.precision.gradient_checkpointing, cuda=False) == Precision(True, True)
+    assert resolve_precision("auto", "auto", cuda=True) == Precision(True, True)
+    assert resolve_precision("auto", "auto", cuda=False) == Precision(False, False)
+    assert resolve_precision("auto", False, cuda=True) == Precision(True, False)
     lora_bf16 = grpo_config(s, tmp_path, precision=Precision(bf16=True, gradient_checkpointing=False), lora=True)
     assert lora_bf16.model_init_kwargs == {"dtype": "bfloat16"}  # the frozen base in bf16; full FT keeps fp32 masters
     assert grpo_config(s, tmp_path, precision=Precision(True, False), lora=False).model_init_kwargs is None
@@ -100,7 +100,6 @@ def test_server_mode_leaves_importance_sampling_to_the_param():
     from trl import GRPOConfig
 
     from lis.params import load
-    from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import grpo_config
     from lis.train.grpo.vllm_server import ServerMode
     from lis.train.precision import Precision
@@ -108,12 +107,12 @@ def test_server_mode_leaves_importance_sampling_to_the_param():
 
     default = GRPOConfig(output_dir="/tmp/unused", use_cpu=True, report_to="none", use_vllm=True, vllm_mode="server")
     assert default.vllm_importance_sampling_correction and default.vllm_importance_sampling_mode == "sequence_mask"
-    server = ServerMode.from_settings({"mode": "server", "base_url": "http://127.0.0.1:8000"})
+    server = ServerMode.from_settings(sections.vllm(base_url="http://127.0.0.1:8000", sync="trl"))
     args = grpo_config(_settings(), "/tmp/unused", precision=Precision(False, False), server=server)
     assert args.use_vllm and args.vllm_importance_sampling_correction is False
     for profile in ("full", "smoke"):
-        s = GRPOSettings.from_params(load(ROOT, profile=profile).section("grpo"))
-        assert s.importance_sampling["mode"] == "none" and s.loss_agg == "seq-mean-token-sum"
+        s = load(ROOT, profile=profile).settings("grpo")
+        assert s.importance_sampling.mode == "none" and s.loss_agg == "seq-mean-token-sum"
 
 
 # -- 5. prompts over the budget --------------------------------------------------------------------------

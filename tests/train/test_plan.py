@@ -14,6 +14,7 @@ from lis.params import load
 from lis.train.plan import (ModelShape, check_run, default_setups, estimate, from_env, layer_saved_bytes, plain,
                             plan_stage, plan_stages, read_accelerate, read_shape, refusal, resolve_model, workload)
 from tests.conftest import BIN, ROOT, one_line_error, run
+from tests import sections
 
 pytestmark = [pytest.mark.training]
 
@@ -167,13 +168,13 @@ def test_the_paper_scale_terms():
     shape = read_shape(Q4B)
     P = shape.params
     paper, single = default_setups(ROOT)
-    served = dict(full.section("grpo"))   # the full profile generates on a vLLM server
-    assert served["vllm"]["mode"] == "server" and served["vllm"]["sync"] == "files"
-    grpo = {**served, "vllm": {"mode": "none"}}   # in the training process
+    served = full.settings("grpo")   # the full profile generates on a vLLM server
+    assert served.vllm.mode == "server" and served.vllm.sync == "files"
+    grpo = sections.grpo()   # in the training process
     w = workload("grpo", grpo, cuda=True, processes=8)
     # micro-batches of one episode are trimmed of the batch's padding (lis.train.grpo.checked_trainer.trim_padding)
     assert (w.rows, w.tokens, w.completion, w.bf16, w.checkpointing, w.padded) == (1, 81920, 65536, True, True, False)
-    assert workload("grpo", {**grpo, "micro_batch": 2}, cuda=True, processes=8).padded
+    assert workload("grpo", sections.grpo(micro_batch=2), cuda=True, processes=8).padded
     p = estimate(shape, w, paper)
     assert p.term("weights").gpu == 0 and p.term("weights").cpu == pytest.approx(4 * P)   # fp32, offloaded
     assert p.term("optimizer").cpu == pytest.approx(8 * P) and p.term("grads").cpu == pytest.approx(4 * P)
@@ -188,14 +189,14 @@ def test_the_paper_scale_terms():
     assert sync.phases == ("generation",) and sync.gpu == 0 and sync.cpu > 0
     notes = " ".join(server.workload.notes)
     assert "vLLM server (GPUs 7" in notes and "144 KiB per token" in notes and "weight sync (files)" in notes
-    lora_push = plan_stage(shape, "grpo", {**served, "lora": {**served["lora"], "rank": 64}}, plain(1)).term("sync")
+    lora_push = plan_stage(shape, "grpo", sections.changed(served, lora={"rank": 64}), plain(1)).term("sync")
     assert lora_push.gpu == pytest.approx(36 * 4 * sum(a * b for n, (a, b) in shape.linear_shapes().items()
-                                                        if n in served["lora"]["target_modules"]))
-    lora = estimate(shape, workload("grpo", {**grpo, "lora": {**grpo["lora"], "rank": 64}}, cuda=True), plain(1))
-    assert lora.trainable == shape.lora_params(64, grpo["lora"]["target_modules"]) < P / 20
+                                                        if n in served.lora.target_modules))
+    lora = estimate(shape, workload("grpo", sections.grpo(lora={"rank": 64}), cuda=True), plain(1))
+    assert lora.trainable == shape.lora_params(64, grpo.lora.target_modules) < P / 20
     assert lora.term("weights").gpu == pytest.approx(2 * P + 4 * lora.trainable)        # bf16 base + fp32 adapters
     assert p.disk["checkpoint"] == pytest.approx(12 * P) and p.disk["checkpoints"] == pytest.approx(36 * P)
-    no_opt = estimate(shape, workload("grpo", {**grpo, "checkpoints": {"keep": 2, "optimizer": False}}, cuda=True),
+    no_opt = estimate(shape, workload("grpo", sections.grpo(checkpoints={"keep": 2, "optimizer": False}), cuda=True),
                       paper)
     assert no_opt.disk["checkpoint"] == pytest.approx(4 * P)
     sft = plan_stages(full, ["sft"], [paper])[2]["sft"][0]
@@ -204,17 +205,15 @@ def test_the_paper_scale_terms():
 
 
 def test_refusal_names_the_largest_term_and_its_knob():
-    full = load(ROOT, profile="full")
     shape = read_shape(Q4B)
-    grpo = {**full.section("grpo"), "vllm": {"mode": "none"}}   # generation in the training process
+    grpo = sections.grpo()   # the full profile's, generation in the training process
     err = refusal(estimate(shape, workload("grpo", grpo, cuda=True), plain(1, gpu_memory_gb=80)))
     line = err.one_line()
     assert "\n" not in line and "optimizer state" in line and "grpo.lora.rank" in line and "80 GB" in line
-    no_ckpt = {**grpo, "precision": {"bf16": True, "gradient_checkpointing": False},
-               "lora": {**grpo["lora"], "rank": 16}}
+    no_ckpt = sections.grpo(precision={"bf16": True, "gradient_checkpointing": False}, lora={"rank": 16})
     line = refusal(estimate(shape, workload("grpo", no_ckpt, cuda=True), plain(1))).one_line()
     assert "activations kept, checkpointing off" in line and "grpo.precision.gradient_checkpointing" in line
-    kv = {**grpo, "lora": {**grpo["lora"], "rank": 16}, "engine": {"max_batch": 64, "max_batch_tokens": 1 << 20}}
+    kv = sections.grpo(lora={"rank": 16}, engine={"max_batch": 64, "max_batch_tokens": 1 << 20})
     line = refusal(estimate(shape, workload("grpo", kv, cuda=True), plain(1))).one_line()
     assert "KV" in line and "grpo.engine.max_batch_tokens" in line and "grpo.vllm.mode: server" in line
 
@@ -268,21 +267,20 @@ def test_check_run_accepts_the_repositorys_own_runs(tmp_path):
     for profile in ("smoke", "ci"):
         p = load(ROOT, profile=profile)
         for stage in ("grpo", "sft"):
-            plan = check_run(p, stage, d, env={})
+            plan = check_run(p.settings(stage), stage, d, env={})
             assert plan["fits"] and plan["setup"]["device"] == "cpu" and plan["peak_gb"] < 5, (profile, stage, plan)
-        assert check_run(p, "grpo", d, env={"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"})["fits"]
-    assert check_run(smoke.section("sft"), "sft", d, env={})["stage"] == "sft"   # a section works as well
+        assert check_run(p.settings("grpo"), "grpo", d, env={"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"})["fits"]
 
 
 def test_check_run_refuses_paper_scale_here(tmp_path):
     cfg = json.loads(Q4B.read_text())
     d = _model_dir(tmp_path, cfg)
     with pytest.raises(LisError) as e:
-        check_run(load(ROOT, profile="full"), "grpo", d, env={})
+        check_run(load(ROOT, profile="full").settings("grpo"), "grpo", d, env={})
     line = e.value.one_line()
     assert "grpo cannot fit" in line and "per process" in line and "\n" not in line
     with pytest.raises(LisError, match="no model configuration"):
-        check_run(load(ROOT, profile="full"), "grpo", tmp_path / "nowhere", env={})
+        check_run(load(ROOT, profile="full").settings("grpo"), "grpo", tmp_path / "nowhere", env={})
 
 
 @pytest.mark.parametrize("change, names", [

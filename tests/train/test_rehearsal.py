@@ -67,21 +67,21 @@ def test_the_paper_checks_catch_a_report_that_breaks_them(one_step, full):
 
 def test_each_part_is_set_as_the_paper_says_without_running_it(full):
     """The settings of the parts the test does not run (server mode with LoRA, SFT with LoRA off and on)."""
-    g = full.section("grpo")
+    g = full.settings("grpo")
     for cfg in CONFIGS:
         s = grpo_settings(full, cfg, 2, 2, "http://127.0.0.1:9" if cfg["server"] else None)
         assert (s.prompts_per_step, s.samples_per_prompt, s.micro_batch) == (8, 8, 1)
         assert (s.max_prompt_tokens, s.max_episode_tokens, s.loss_agg) == (16384, 65536, "seq-mean-token-sum")
         assert (s.clip_low, s.clip_high, s.clip_dual, s.lr) == (0.2, 0.28, 3.0, 1e-6)
-        assert s.engine == g["engine"] and s.steps == 2 and s.max_turns == 4
+        assert s.engine == g.engine and s.steps == 2 and s.max_turns == 4
     server = grpo_settings(full, CONFIGS[1], 2, 2, "http://127.0.0.1:9")
-    assert CONFIGS[1]["server"] and server.vllm["mode"] == "server" and server.vllm["sync"] == "files"
-    assert int(server.lora["rank"]) == LORA["rank"] == 8 and server.importance_sampling["mode"] == "sequence_mask"
+    assert CONFIGS[1]["server"] and server.vllm.mode == "server" and server.vllm.sync == "files"
+    assert server.lora.rank == LORA["rank"] == 8 and server.importance_sampling.mode == "sequence_mask"
     local = grpo_settings(full, CONFIGS[0], 2, 2)
-    assert not int(local.lora.get("rank") or 0) and local.importance_sampling["mode"] == "none"
+    assert local.lora.rank == 0 and local.vllm.mode == "none" and local.importance_sampling.mode == "none"
     sft0, sft8 = sft_settings(full, 0, 2), sft_settings(full, 8, 2)
     assert (sft0.batch_size, sft0.max_tokens) == (4, 32768) and sft0.steps == 2
-    assert int(sft0.lora["rank"]) == 0 and int(sft8.lora["rank"]) == 8
+    assert sft0.lora.rank == 0 and sft8.lora.rank == 8
 
 
 def test_only_names_the_parts():

@@ -4,7 +4,7 @@
 3 steps of 2 groups of 4 episodes, the tiny agent in real sandboxes. The step log's
 ``episodes_sha256`` is a hash of every episode's token ids and mask (the sampled ids, the
 observations' ids), in batch order: equal logs mean equal trajectories, token for token. With the
-mode off the runs drift apart (docs/training.md, "Determinism": measured there, not asserted here,
+mode off the runs drift apart (docs/training-determinism.md: described there, not asserted here,
 since a short run can also come out equal by chance)."""
 from __future__ import annotations
 

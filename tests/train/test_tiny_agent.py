@@ -13,6 +13,7 @@ import pytest
 
 from lis.agent.tools.schemas import TOOLS
 from lis.models import Sampling
+from tests import sections
 
 pytestmark = [pytest.mark.training]
 
@@ -112,7 +113,7 @@ def test_the_agents_cache_key_is_what_sft_consumes(suite_teacher, tmp_path, monk
     from tests.serving import _suite_sandbox, suite_params
 
     p = suite_params()
-    sb, sft = _suite_sandbox(p), p.section("sft")
+    sb, sft = _suite_sandbox(p), p.settings("sft")
     teacher = tmp_path / "teacher"  # the suite's base and 12 of its records (one unsuccessful): quicker to encode
     shutil.copytree(suite_teacher / "base", teacher / "base")
     shutil.copy(suite_teacher / "manifest.json", teacher)
@@ -170,11 +171,11 @@ def test_the_agents_cache_key_is_what_sft_consumes(suite_teacher, tmp_path, monk
 
 def test_sft_lowers_the_loss_resumes_and_loads_in_the_local_backend(tiny_base_dir, teacher_records, tmp_path):
     from lis.models.local_hf import LocalHFModel
-    from lis.train.sft.run import SFTSettings, train_sft
+    from lis.train.sft.run import train_sft
     from lis.train.sft.stage import successful_records
 
     records = successful_records(teacher_records)
-    s = SFTSettings(steps=60, batch_size=4, lr=5e-3, checkpoint_every=20, held_out=0.1, seed=0)
+    s = sections.sft(steps=60, batch_size=4, lr=5e-3, checkpoint_every=20, held_out=0.1, seed=0, max_tokens=8192)
     ckpt = tmp_path / "ckpt"
     m = train_sft(tiny_base_dir, records, tmp_path / "sft", s, ckpt_dir=ckpt)
     assert m["steps_done"] == 60 and m["loss"]["final"] < m["loss"]["first"] / 2, m["loss"]
@@ -191,7 +192,7 @@ def test_sft_lowers_the_loss_resumes_and_loads_in_the_local_backend(tiny_base_di
     from lis.train.sft.module import LengthBatches
     from lis.train.sft.data import examples_from_records
 
-    s40 = SFTSettings(**{**s.__dict__, "steps": 40, "checkpoint_every": 1})
+    s40 = s.model_copy(update={"steps": 40, "checkpoint_every": 1})
 
     class Killed(Exception):
         pass
@@ -234,13 +235,14 @@ def test_sft_is_bit_reproducible_with_the_same_seed_and_threads(tiny_base_dir, t
     """Same machine, same seed, same thread count: a rerun writes the very same weights (sha256 of the
     safetensors file); another seed does not. What this does not promise: the same weights on another CPU
     (other vector kernels round differently) or with another thread count (docs/training.md)."""
-    from lis.train.sft.run import SFTSettings, train_sft
+    from lis.train.sft.run import train_sft
     from lis.train.sft.stage import successful_records
 
     records = successful_records(teacher_records)
-    s = SFTSettings(steps=30, batch_size=4, lr=5e-3, checkpoint_every=100, held_out=0.1, seed=3, threads=2)
+    s = sections.sft(steps=30, batch_size=4, lr=5e-3, checkpoint_every=100, held_out=0.1, seed=3, threads=2,
+                     max_tokens=8192)
     runs = [train_sft(tiny_base_dir, records, tmp_path / f"run{i}", s, ckpt_dir=tmp_path / f"ck{i}") for i in range(2)]
-    other = train_sft(tiny_base_dir, records, tmp_path / "other", SFTSettings(**{**s.__dict__, "seed": 4}),
+    other = train_sft(tiny_base_dir, records, tmp_path / "other", s.model_copy(update={"seed": 4}),
                       ckpt_dir=tmp_path / "ck-other")
     assert runs[0]["weights_sha256"] == runs[1]["weights_sha256"]
     assert runs[0]["loss"] == runs[1]["loss"]

@@ -2,7 +2,7 @@
 
 A vLLM server fills every sampling field a request leaves out from the model's ``generation_config.json``
 (``--generation-config auto``); Qwen3-4B-Instruct-2507's says temperature 0.7, top-k 20, top-p 0.8. The
-rollouts' policy (``GRPOSettings().rl_sampling()``: temperature 1, top-p 1, no top-k) must therefore be
+rollouts' policy (``rl_sampling`` of the grpo section: temperature 1, top-p 1, no top-k) must therefore be
 sent with every field explicit, no top-k as ``top_k: -1``, or the server samples from the top 20 and its
 log-probs are renormalised over them: the trainer's importance ratio then compares two different policies.
 
@@ -23,6 +23,7 @@ import torch
 
 from lis.models.base import Sampling
 from lis.train.grpo.vllm_server import ServerMode
+from tests import sections
 from tests.models.test_sampler_shaped import by_hand
 from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM
@@ -60,19 +61,18 @@ def test_the_rl_policy_samples_the_full_vocabulary_on_a_server_with_generation_d
     then applies top-k 20: no drawn token outside the top 20, log-probs renormalised over the kept
     set, off by nats); the same for a policy whose sampling leaves top-k unset (None)."""
     from lis.models.local_hf import LocalHFModel
-    from lis.train.grpo.settings import GRPOSettings
+    from lis.train.grpo.settings import rl_sampling
 
     port, log = free_port(), tmp_path / "requests.jsonl"
-    mode = ServerMode.from_settings({
-        "mode": "server", "base_url": f"http://127.0.0.1:{port}", "startup_timeout_s": 180,
-        "command": [sys.executable, str(PROGRAM), "--port", "{port}", "--model-dir", "{model}",
-                    "--request-log", str(log)]})
+    mode = ServerMode.from_settings(sections.vllm(
+        base_url=f"http://127.0.0.1:{port}", startup_timeout_s=180, sync="trl",
+        command=[sys.executable, str(PROGRAM), "--port", "{port}", "--model-dir", "{model}", "--request-log", str(log)]))
     local = LocalHFModel.load(instruct_dir, name="policy", device="cpu", seed=0)
     assert (local.generation_defaults.top_k, local.generation_defaults.top_p) == (20, 0.8)  # the file is read
     prompt = local.render([{"role": "user", "content": "Compute 17 * 23 and write the answer to /testbed/answer.txt"}])
     mode.start(instruct_dir, tmp_path / "serve")
     try:
-        policy = mode.policy(local.model, local.tokenizer, seed=0, sampling=GRPOSettings().rl_sampling())
+        policy = mode.policy(local.model, local.tokenizer, seed=0, sampling=rl_sampling(sections.grpo()))
         draw = policy.generate_ids(prompt, 48, Sampling(seed=7))
         # the control: the same server, a request that leaves every sampling field out
         body = {"model": policy.engine.model, "prompt": prompt, "max_tokens": 48, "logprobs": 0, "seed": 7,

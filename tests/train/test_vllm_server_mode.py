@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
-from lis.errors import LisError
+from lis.errors import LisError, ParamsError
 from lis.models.base import Sampling
 from lis.train.grpo.vllm_server import ServerMode
+from tests import sections
 from tests.serve.server import free_port
 from tests.test_server_process import PROGRAM
 from tests.train.test_grpo import lookup_task
@@ -22,9 +23,9 @@ pytestmark = [pytest.mark.training]
 
 
 def test_mode_none_is_in_process_and_server_settings_are_checked():
-    assert ServerMode.from_settings({"mode": "none"}) is None and ServerMode.from_settings(None) is None
-    m = ServerMode.from_settings({"mode": "server", "base_url": "http://gpu:8000/v1/", "timeout_s": 60,
-                                  "command": "trl vllm-serve --model {model} --port {port}"})
+    assert ServerMode.from_settings(sections.vllm(mode="none")) is None and ServerMode.from_settings(None) is None
+    m = ServerMode.from_settings(sections.vllm(base_url="http://gpu:8000/v1/", timeout_s=60, sync="trl",
+                                               command="trl vllm-serve --model {model} --port {port}"))
     assert m.base_url == "http://gpu:8000" and m.command == ("trl", "vllm-serve", "--model", "{model}", "--port",
                                                              "{port}")
     assert m.trl_config() == {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://gpu:8000",
@@ -33,17 +34,16 @@ def test_mode_none_is_in_process_and_server_settings_are_checked():
 
     args = GRPOConfig(output_dir="/tmp/unused", use_cpu=True, report_to="none", **m.trl_config())
     assert args.use_vllm and args.vllm_mode == "server" and args.vllm_server_base_url == "http://gpu:8000"
-    for bad, words in (({"mode": "colocate"}, "grpo.vllm.mode"), ({"mode": "server", "base_url": "gpu:8000"},
-                                                                   "grpo.vllm.base_url"),
-                       ({"mode": "server", "base_url": "http://gpu:8000", "command": {"x": 1}}, "grpo.vllm.command")):
-        with pytest.raises(LisError) as e:
-            ServerMode.from_settings(bad)
+    for bad, words in (({"mode": "colocate"}, "grpo.vllm.mode"), ({"base_url": "gpu:8000"}, "grpo.vllm.base_url"),
+                       ({"command": {"x": 1}}, "grpo.vllm.command"), ({"sync": "nccl"}, "grpo.vllm.sync")):
+        with pytest.raises(ParamsError) as e:  # the section's model refuses it, in one line naming the key
+            sections.vllm(**bad)
         assert words in str(e.value) and "\n" not in str(e.value)
 
 
 def test_a_server_that_does_not_answer_is_one_line_naming_the_url(tmp_path):
     port = free_port()
-    m = ServerMode.from_settings({"mode": "server", "base_url": f"http://127.0.0.1:{port}"})
+    m = ServerMode.from_settings(sections.vllm(base_url=f"http://127.0.0.1:{port}", sync="trl"))
     with pytest.raises(LisError) as e:
         m.start(tmp_path, tmp_path / "serve")
     assert f"127.0.0.1:{port}/health" in str(e.value) and "trl vllm-serve" in e.value.hint
@@ -52,8 +52,8 @@ def test_a_server_that_does_not_answer_is_one_line_naming_the_url(tmp_path):
 def test_without_vllm_installed_server_mode_says_what_to_install():
     from trl.import_utils import is_vllm_available
 
-    mode = ServerMode.from_settings({"mode": "server", "base_url": "http://127.0.0.1:8000"})
-    ServerMode.from_settings({"mode": "server", "base_url": "http://127.0.0.1:8000", "sync": "files"}).require_vllm()
+    mode = ServerMode.from_settings(sections.vllm(base_url="http://127.0.0.1:8000", sync="trl"))
+    ServerMode.from_settings(sections.vllm(base_url="http://127.0.0.1:8000", sync="files")).require_vllm()
     if is_vllm_available():
         mode.require_vllm()  # a GPU box with vLLM: nothing to say
         return
@@ -71,9 +71,9 @@ def test_rollouts_through_a_started_server_equal_the_in_process_rollouts(tiny_ba
     from lis.util.server_process import healthy
 
     port = free_port()
-    mode = ServerMode.from_settings({
-        "mode": "server", "base_url": f"http://127.0.0.1:{port}", "startup_timeout_s": 180,
-        "command": [sys.executable, str(PROGRAM), "--port", "{port}", "--model-dir", "{model}"]})
+    mode = ServerMode.from_settings(sections.vllm(
+        base_url=f"http://127.0.0.1:{port}", startup_timeout_s=180, sync="trl",
+        command=[sys.executable, str(PROGRAM), "--port", "{port}", "--model-dir", "{model}"]))
     local = LocalHFModel.load(tiny_base_dir, name="policy", device="cpu", seed=0)
     tasks = [lookup_task(i, 100 + i) for i in range(4)]
     seeds = [11, 12, 13, 14]

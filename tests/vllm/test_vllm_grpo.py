@@ -10,6 +10,7 @@ import pytest
 
 from lis.models.vllm_tokens import VLLMTokenEngine
 from lis.train.grpo.vllm_server import ServerMode
+from tests import sections
 from tests.conftest import run
 from tests.train.test_grpo import GRPO, _grpo_repo
 from tests.vllm.test_vllm_tokens import FP32_TOL
@@ -39,7 +40,7 @@ def test_two_grpo_steps_generate_on_vllm_with_the_weights_pushed_before_each(rep
         assert text.count("Reloading and") - reloads_before >= 2, "the weights were not reloaded before each step"
         assert (repo_copy / "data/models/grpo-files/manifest.json").is_file()
     finally:  # the session's server serves the tiny agent again
-        mode = ServerMode.from_settings({"mode": "server", "base_url": vllm_server.root, "sync": "files"})
+        mode = ServerMode.from_settings(sections.vllm(base_url=vllm_server.root, sync="files"))
         mode.push_weights(tiny_model.model, tmp_path / "original")
     with VLLMTokenEngine(vllm_server.url, vllm_server.model, api_key="EMPTY") as engine:
         ids = list(range(5, 60))

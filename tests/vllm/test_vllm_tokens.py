@@ -12,7 +12,7 @@ from lis.models.vllm_tokens import VLLMTokenEngine
 from tests.vllm.conftest import MAX_MODEL_LEN
 
 pytestmark = [pytest.mark.slow]
-FP32_TOL = 1e-3  # float32 on both sides: measured ~2e-5 at most per token (docs/training.md, the mismatch table)
+FP32_TOL = 1e-3  # float32 on both sides: measured ~2e-5 at most per token (docs/training-scale.md, "The train–inference mismatch")
 
 
 @pytest.fixture(scope="module")

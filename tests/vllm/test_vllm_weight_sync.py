@@ -11,6 +11,7 @@ from lis.bench.generate import bench_prompts
 from lis.models.vllm_tokens import VLLMTokenEngine
 from lis.train.grpo.vllm_server import ServerMode
 from lis.train.lora import lora_config
+from tests import sections
 from tests.vllm.test_vllm_tokens import FP32_TOL, trainer_logprobs
 
 pytestmark = [pytest.mark.slow]
@@ -24,8 +25,8 @@ def changed(model_dir, lora: bool):
     if lora:
         from peft import get_peft_model
 
-        model = get_peft_model(model, lora_config({"rank": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj",
-                                                                                             "down_proj"]}))
+        model = get_peft_model(model, lora_config(sections.grpo(lora={"rank": 4, "alpha": 8, "target_modules": [
+            "q_proj", "v_proj", "down_proj"]}).lora))
         params = [p for n, p in model.named_parameters() if "lora_B" in n]
     else:
         params = list(model.parameters())
@@ -38,7 +39,7 @@ def changed(model_dir, lora: bool):
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 def test_after_the_push_the_server_scores_with_the_new_weights(vllm_server, tiny_model, tmp_path, lora):
     ids = bench_prompts(tiny_model, 1)[0]
-    mode = ServerMode.from_settings({"mode": "server", "base_url": vllm_server.root, "sync": "files"})
+    mode = ServerMode.from_settings(sections.vllm(base_url=vllm_server.root, sync="files"))
     assert mode.server_kind() == "vllm"
     with VLLMTokenEngine(vllm_server.url, vllm_server.model, api_key="EMPTY") as engine:
         old = trainer_logprobs(tiny_model.model, ids)

@@ -1,4 +1,4 @@
-"""The classifier against hand labels of the authors' published episodes (docs/behaviour.md).
+"""The classifier against hand labels of the authors' published episodes (docs/behaviour-authors.md).
 
     labels = load_labels(path)                       # tests/analysis/fixtures/official_labels/…jsonl
     scores = agreement(records, labels)              # records: import_official(...) of the episodes

@@ -4,7 +4,7 @@ that the behaviour analysis runs on episodes made with their package.
     records = import_official([Path("output")], model="their-model", domain="chem")
     records = import_rl_jsonl([Path("exp/…/chat_completions/150.jsonl")], model="grpo")
 
-Formats (llm-in-sandbox 0.2 and llm-in-sandbox-rl; docs/behaviour.md):
+Formats (llm-in-sandbox 0.2 and llm-in-sandbox-rl; docs/behaviour-authors.md):
 
 - **CLI episode** — ``trajectory.json`` = ``{problem_statement, steps: [{thought, reasoning_content,
   action: {function, parameters}, observation, metadata: {step, exec_time}}], metadata}``, written

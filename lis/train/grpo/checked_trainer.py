@@ -1,7 +1,7 @@
 """TRL's GRPOTrainer with the two checks every GRPO step of ours records.
 
     trainer = CheckedGRPOTrainer(model=..., rollout_func=..., ...)     # as GRPOTrainer
-    trainer.loss_settings = LossSettings.from_grpo(settings)            # the paper's loss (lis.train.grpo.loss)
+    trainer.loss_settings = settings                                      # the paper's loss (lis.train.grpo.loss)
     trainer.step_norms = {"sequences": 64, "tokens": 51234}             # set by the rollout, every step
     trainer.checks.take(trainer.accelerator)   # once per optimizer step, on every rank: the step's numbers
 
@@ -45,7 +45,8 @@ import torch
 from trl import GRPOTrainer
 
 from lis.train.grpo.checkpoints import checkpoint_bytes, require_disk
-from lis.train.grpo.loss import LossSettings, aggregate, is_weights, policy_loss, sequence_log_ratios
+from lis.config.training import GrpoSection
+from lis.train.grpo.loss import aggregate, is_weights, policy_loss, sequence_log_ratios
 
 
 class StepChecks:
@@ -163,7 +164,7 @@ class CheckedGRPOTrainer(GRPOTrainer):
         super().__init__(*args, **kwargs)
         self.checks = StepChecks()
         self._loss_inputs: dict[str, Any] | None = None
-        self.loss_settings: LossSettings | None = None
+        self.loss_settings: GrpoSection | None = None
         self.step_norms: dict[str, float] | None = None
         self.checkpoint_policy: dict[str, Any] | None = None   # grpo.checkpoints: keep, optimizer
 
@@ -188,7 +189,7 @@ class CheckedGRPOTrainer(GRPOTrainer):
         finally:
             self._loss_inputs = None
 
-    def _paper_loss(self, model, inputs, s: LossSettings) -> torch.Tensor:
+    def _paper_loss(self, model, inputs, s: GrpoSection) -> torch.Tensor:
         """The step's loss share of this micro-batch (lis.train.grpo.loss), with TRL's metrics."""
         if not self.step_norms:
             raise RuntimeError("CheckedGRPOTrainer.step_norms is not set: the rollout sets it every step")
@@ -205,24 +206,25 @@ class CheckedGRPOTrainer(GRPOTrainer):
         old = inputs.get("old_per_token_logps")
         old = logps.detach() if old is None else old
         sampler = inputs.get("sampling_per_token_logps")
-        weights, dropped = is_weights(old, sampler, mask, s.is_mode, s.is_cap, s.is_floor)
+        isc = s.importance_sampling
+        weights, dropped = is_weights(old, sampler, mask, isc.mode, isc.max, isc.min)
         per_token = policy_loss(logps, old, inputs["advantages"], s, weights, inputs.get("ref_per_token_logps"))
-        loss = aggregate(per_token, mask, s.agg, sequences=int(self.step_norms["sequences"]),
+        loss = aggregate(per_token, mask, s.loss_agg, sequences=int(self.step_norms["sequences"]),
                          tokens=float(self.step_norms["tokens"]))
         if sampler is not None:
             self.checks.add_sequences(old, sampler, mask)
         if dropped is not None:
             self.checks.is_masked += int(dropped.sum())
             self.checks.is_units += int(dropped.numel()) if dropped.dim() == 1 else int(mask.sum())
-        elif s.is_mode.startswith("sequence"):
+        elif s.importance_sampling.mode.startswith("sequence"):
             self.checks.is_units += int(mask.size(0))
-        elif s.is_mode != "none":
+        elif s.importance_sampling.mode != "none":
             self.checks.is_units += int(mask.sum())
         self.checks.loss_value += float(loss.detach())
         self._log_loss_metrics(logps, old, entropies, inputs["advantages"], mask, s)
         return loss
 
-    def _log_loss_metrics(self, logps, old, entropies, advantages, mask, s: LossSettings) -> None:
+    def _log_loss_metrics(self, logps, old, entropies, advantages, mask, s: GrpoSection) -> None:
         """TRL's per-step metrics of the loss (entropy, clipped fractions), over trained tokens."""
         mode = "train" if self.model.training else "eval"
         a = advantages.unsqueeze(1) if advantages.dim() == 1 else advantages

@@ -32,7 +32,7 @@ A process holds at most ``max_sandboxes`` at once (one per environment, from its
 batch's environments one after another in one thread, so with fewer sandboxes than rollouts the
 wait would otherwise never end.
 
-How this differs from ``lis train grpo``'s token-exact ``rollout_func`` (docs/training.md): TRL
+How this differs from ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md): TRL
 re-renders the tool results through the chat template and appends those ids (ours are the ids of
 the template's text for exactly the new messages, checked against a full render); ``submit`` cannot
 end a TRL rollout (the model ends it by answering without a tool call; a call after ``submit`` is

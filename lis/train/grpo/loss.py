@@ -2,7 +2,7 @@
 
     weights, masked = is_weights(trainer_logps, sampler_logps, mask, mode="sequence_mask", cap=3.0)
     per_token = policy_loss(logps, old_logps, advantages, s, weights)
-    loss = aggregate(per_token, mask, s.agg, sequences=64, tokens=trained_tokens)
+    loss = aggregate(per_token, mask, s.loss_agg, sequences=64, tokens=trained_tokens)
 
 **Per token** (verl's ``compute_policy_loss`` with clip-higher and dual clip): with the ratio
 ``r = exp(logp - old_logp)`` and the episode's advantage ``A``,
@@ -34,38 +34,12 @@ verl counts every row of its batch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
+from lis.config.training import GrpoSection
+
 AGGREGATIONS = ("seq-mean-token-sum", "token-mean", "seq-mean-token-mean")
-IS_MODES = ("none", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
-
-
-@dataclass(frozen=True)
-class LossSettings:
-    agg: str = "seq-mean-token-sum"
-    clip_low: float = 0.2
-    clip_high: float = 0.28
-    clip_dual: float | None = 3.0
-    is_mode: str = "none"
-    is_cap: float = 3.0
-    is_floor: float | None = None
-    beta: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.agg not in AGGREGATIONS:
-            raise ValueError(f"loss aggregation {self.agg!r} is not one of {', '.join(AGGREGATIONS)}")
-        if self.is_mode not in IS_MODES:
-            raise ValueError(f"importance sampling mode {self.is_mode!r} is not one of {', '.join(IS_MODES)}")
-
-    @classmethod
-    def from_grpo(cls, s) -> "LossSettings":
-        """From :class:`lis.train.grpo.settings.GRPOSettings`."""
-        isc = s.importance_sampling or {}
-        return cls(agg=s.loss_agg, clip_low=s.clip_low, clip_high=s.clip_high, clip_dual=s.clip_dual,
-                   is_mode=isc.get("mode", "none"), is_cap=float(isc.get("max", 3.0)),
-                   is_floor=None if isc.get("min") is None else float(isc["min"]), beta=s.beta)
 
 
 def sequence_log_ratios(trainer_logps: torch.Tensor, sampler_logps: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -94,7 +68,7 @@ def is_weights(trainer_logps: torch.Tensor, sampler_logps: torch.Tensor | None, 
     return w, (dropped.squeeze(-1) if mode.startswith("sequence") else dropped & mask.bool())
 
 
-def policy_loss(logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor, s: LossSettings,
+def policy_loss(logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor, s: GrpoSection,
                 weights: torch.Tensor | None = None, ref_logps: torch.Tensor | None = None) -> torch.Tensor:
     """Per-token loss (B, T) before aggregation (module doc). ``advantages``: (B,) or (B, 1)."""
     a = advantages.unsqueeze(1) if advantages.dim() == 1 else advantages

@@ -34,7 +34,8 @@ from lis.errors import LisError
 from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.prompts import render_prompts
-from lis.train.grpo.settings import GRPOSettings
+from lis.config.training import GrpoSection
+from lis.train.grpo.settings import rl_sampling, trl_sampling
 from lis.train.grpo.vllm_server import ServerMode
 from lis.train.lora import generation_model, lora_config, merged_model
 from lis.train.precision import resolve_precision
@@ -173,7 +174,7 @@ def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> lis
     return [None if err else float(x) for x, err in zip(env_reward, env_error)]
 
 
-def grpo_config(s: GRPOSettings, ckpt: Path, *, n_proc: int = 1, precision=None, lora: bool = False, server=None,
+def grpo_config(s: GrpoSection, ckpt: Path, *, n_proc: int = 1, precision=None, lora: bool = False, server=None,
                 progress: bool = False):
     """TRL's GRPOConfig of the settings: the recipe, the precision knobs, the checkpoint policy, and in
     vLLM server mode TRL's own importance-sampling correction off (``grpo.importance_sampling`` is the
@@ -181,7 +182,7 @@ def grpo_config(s: GRPOSettings, ckpt: Path, *, n_proc: int = 1, precision=None,
     import torch
     from trl import GRPOConfig
 
-    precision = precision or resolve_precision(s.precision)
+    precision = precision or resolve_precision(s.precision.bf16, s.precision.gradient_checkpointing)
     accumulate = s.group_batch // (s.micro_batch * n_proc)  # the global batch: micro × processes × accumulation
     init_kwargs = {"dtype": "bfloat16"} if lora and precision.bf16 else None  # LoRA: the frozen base in bf16
     return GRPOConfig(
@@ -190,10 +191,10 @@ def grpo_config(s: GRPOSettings, ckpt: Path, *, n_proc: int = 1, precision=None,
         learning_rate=s.lr, lr_scheduler_type=s.lr_scheduler, warmup_steps=0, weight_decay=s.weight_decay,
         max_grad_norm=s.max_grad_norm, epsilon=s.clip_low, epsilon_high=s.clip_high, beta=s.beta,
         scale_rewards=s.scale_rewards, loss_type="dr_grpo",  # unused: CheckedGRPOTrainer computes lis.train.grpo.loss
-        num_iterations=1, **s.trl_sampling(),
+        num_iterations=1, **trl_sampling(s),
         max_completion_length=s.max_episode_tokens, mask_truncated_completions=False,
-        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=int(s.checkpoints["keep"]),
-        save_only_model=not s.checkpoints["optimizer"], seed=s.seed, data_seed=s.seed,
+        logging_steps=1, save_strategy="steps", save_steps=s.save_every, save_total_limit=s.checkpoints.keep,
+        save_only_model=not s.checkpoints.optimizer, seed=s.seed, data_seed=s.seed,
         use_cpu=not torch.cuda.is_available(), bf16=precision.bf16,
         gradient_checkpointing=precision.gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False}, model_init_kwargs=init_kwargs,
@@ -215,7 +216,7 @@ def _full_model(trainer):
         yield generation_model(model)
 
 
-def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GRPOSettings, *, agent_cfg,
+def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GrpoSection, *, agent_cfg,
                pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False,
                engine_wrapper: Any = None) -> dict[str, Any]:
     """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary.
@@ -233,8 +234,6 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
 
     # lazy: loads trl, peft, transformers, torch; importing this module does not
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
-    # lazy: loads torch; importing this module does not
-    from lis.train.grpo.loss import LossSettings
 
     s = settings
     init, out, ckpt = Path(init_dir), Path(out_dir), Path(ckpt_dir)
@@ -264,24 +263,24 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     steplog = StepLog(log_path)
     rsettings = RolloutSettings(mode=mode, max_prompt_tokens=s.max_prompt_tokens,
                                 max_episode_tokens=s.max_episode_tokens, overlong_reward=s.overlong_reward,
-                                retries=s.retries, sampling=s.rl_sampling(seed=s.seed),
-                                deterministic=bool(s.rollout["deterministic"]))
+                                retries=s.retries, sampling=rl_sampling(s, seed=s.seed),
+                                deterministic=s.rollout.deterministic)
     # one sampling policy: the sessions' (rl_sampling), the agent loop's per-call settings the same (a
     # call's settings override the session's), the policy model's own (no generation_config fallback)
-    policy_sampling = s.rl_sampling()
+    policy_sampling = rl_sampling(s)
     cfg = dataclasses.replace(agent_cfg, max_turns=s.max_turns, max_context_tokens=s.max_prompt_tokens +
                               s.max_episode_tokens, sampling=Sampling(**{**policy_sampling.__dict__,
                                                                          "max_tokens": None}))
     state: dict[str, Any] = {"policy": None, "t_last": time.monotonic()}
-    precision = resolve_precision(s.precision)
+    precision = resolve_precision(s.precision.bf16, s.precision.gradient_checkpointing)
     peft_config = lora_config(s.lora)
-    engine_kw = {"max_batch": int(s.engine["max_batch"]), "max_batch_tokens": int(s.engine["max_batch_tokens"])}
+    engine_kw = s.engine.model_dump()
     server = ServerMode.from_settings(s.vllm)
     if server is not None:
         server.require_vllm()
         if rsettings.deterministic:
             raise LisError("grpo.rollout.deterministic needs the policy to generate in the training process; "
-                           f"grpo.vllm.mode is {s.vllm.get('mode')!r}",
+                           "grpo.vllm.mode is 'server'",
                            "set grpo.vllm.mode: none, or grpo.rollout.deterministic: false")
 
     def _wrap(policy) -> None:
@@ -398,8 +397,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     trainer = CheckedGRPOTrainer(model=str(init), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                                  processing_class=tokenizer, rollout_func=rollout_func, callbacks=[_Log()],
                                  peft_config=peft_config)
-    trainer.loss_settings = LossSettings.from_grpo(s)
-    trainer.checkpoint_policy = dict(s.checkpoints)
+    trainer.loss_settings = s
+    trainer.checkpoint_policy = s.checkpoints.model_dump()
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # our step log says it in one line (TRL would print every dict)
@@ -423,8 +422,8 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     acc.wait_for_everyone()
     rows = steplog.rows() if acc.is_main_process else []
     return {"steps": len(rows), "resumed_from": resume, "wall_s": round(wall, 2), "rank": acc.process_index,
-            "sampling": {"engine": state.get("sampling"), "trl": s.trl_sampling()},
+            "sampling": {"engine": state.get("sampling"), "trl": trl_sampling(s)},
             "world_size": acc.num_processes, "main": acc.is_main_process, "prompts_dropped": len(dropped),
             "prompts_dropped_ids": [d["id"] for d in dropped][:100], "tasks": len(tasks),
-            "precision": dataclasses.asdict(precision), "lora_rank": int(s.lora.get("rank") or 0),
+            "precision": dataclasses.asdict(precision), "lora_rank": s.lora.rank,
             "first": rows[0] if rows else None, "last": rows[-1] if rows else None}

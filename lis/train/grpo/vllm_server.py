@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from lis.config.training import Vllm
 from lis.errors import LisError
 from lis.models import vllm_program
 from lis.models.local_hf import LocalHFModel
@@ -59,60 +61,36 @@ from lis.util import server_process
 
 log = logging.getLogger("lis.train.grpo")
 
-MODES = ("none", "server")
-SYNCS = ("trl", "files")
 WHERE = "grpo.vllm"
 
 
 @dataclass(frozen=True)
 class ServerMode:
+    """The vLLM server of ``grpo.vllm`` (:meth:`from_settings`): where it is, how to start it, how weights reach it."""
+
     base_url: str
-    model: str | None = None
-    logprobs_mode: str = "processed_logprobs"
-    timeout_s: float = 240.0
-    command: tuple[str, ...] | None = None
-    startup_timeout_s: float = 1800.0
-    sync: str = "trl"
-    env: tuple[tuple[str, str], ...] = ()
+    model: str | None
+    logprobs_mode: str
+    timeout_s: float
+    command: tuple[str, ...] | None
+    startup_timeout_s: float
+    sync: str
+    env: tuple[tuple[str, str], ...]
     _kind: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_settings(cls, vllm: dict[str, Any] | None) -> "ServerMode | None":
-        """The server settings of ``grpo.vllm``, checked; None for mode ``none``."""
-        v = vllm or {}
-        mode = v.get("mode", "none")
-        if mode not in MODES:
-            raise LisError(f"{WHERE}.mode = {mode!r} is not one of {', '.join(MODES)}",
-                           "use none (generate in the training process) or server")
-        if mode == "none":
+    def from_settings(cls, vllm: "Vllm | None") -> "ServerMode | None":
+        """The server of the validated ``grpo.vllm`` block; None when it is absent or its mode is ``none``."""
+        if vllm is None or vllm.mode == "none":
             return None
-        url = str(v.get("base_url") or "").rstrip("/")
-        parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise LisError(f"{WHERE}.base_url = {v.get('base_url')!r} is not an http(s) URL",
-                           "set it to the vLLM server's root, e.g. http://127.0.0.1:8000")
+        url = vllm.base_url.rstrip("/")
         if url.endswith("/v1"):
             url = url[:-3]
-        command = v.get("command")
-        if isinstance(command, str):
-            import shlex
-
-            command = shlex.split(command)
-        if command is not None and (not isinstance(command, list) or not command
-                                    or not all(isinstance(c, (str, int)) for c in command)):
-            raise LisError(f"{WHERE}.command must be a command line (a string or a list), got {command!r}",
-                           "e.g. [trl, vllm-serve, --model, '{model}', --port, '8000'], or null")
-        if v.get("sync", "trl") not in SYNCS:
-            raise LisError(f"{WHERE}.sync = {v.get('sync')!r} is not one of {', '.join(SYNCS)}",
-                           "use trl (TRL's NCCL push into vLLM, CUDA) or files (the server reloads them from a file: vLLM or lis's ChatServer)")
-        cast = {"model": str, "logprobs_mode": str, "timeout_s": float, "startup_timeout_s": float, "sync": str}
-        given = {k: f(v[k]) for k, f in cast.items() if v.get(k) is not None}   # the rest: the fields' defaults
-        env = v.get("env") or {}
-        if not isinstance(env, dict):
-            raise LisError(f"{WHERE}.env must be a mapping of environment variables, got {env!r}",
-                           "e.g. {CUDA_VISIBLE_DEVICES: '7', VLLM_SERVER_DEV_MODE: '1'}")
-        return cls(url, command=tuple(str(c) for c in command) if command else None,
-                   env=tuple((str(k), str(x)) for k, x in env.items()), **given)
+        command = shlex.split(vllm.command) if isinstance(vllm.command, str) else vllm.command
+        return cls(url, model=vllm.model, logprobs_mode=vllm.logprobs_mode, timeout_s=float(vllm.timeout_s),
+                   command=tuple(str(c) for c in command) if command else None,
+                   startup_timeout_s=float(vllm.startup_timeout_s), sync=vllm.sync,
+                   env=tuple((str(k), str(x)) for k, x in vllm.env.items()))
 
     # -- TRL ----------------------------------------------------------------------------------
     def trl_config(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Plans of the stages for a profile, the refusal of one that cannot fit, and the check a run makes at its start.
 
     plans = plan_stages(params, ["grpo", "sft"], setups, model=None)   # {stage: [Plan per setup]}
-    metrics["memory_plan"] = check_run(params, "grpo", init_dir)        # at a stage's start: raises if it cannot fit
+    metrics["memory_plan"] = check_run(grpo, "grpo", init_dir)          # at a stage's start: raises if it cannot fit
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from lis.config.training import GrpoSection, SftSection
 from lis.errors import LisError
 from lis.train.plan.vllm_server import server_lines
 from lis.train.plan.memory import GB, Plan, estimate, workload
@@ -22,24 +23,24 @@ log = logging.getLogger("lis.train.plan")
 STAGES = ("grpo", "sft")
 
 
-def stage_setup(stage: str, setup: Setup, sec: Mapping[str, Any]) -> Setup:
+def stage_setup(stage: str, setup: Setup, sec: GrpoSection | SftSection) -> Setup:
     """The setup a stage really runs under: GRPO (TRL, accelerate) under ``setup`` as given; SFT under
     Lightning, which reads no accelerate config: ``sft.devices`` processes (DDP when more than one), no
     sharding, no offload, on the same devices."""
     if stage != "sft":
         return setup
-    n = max(1, int(sec.get("devices") or 1))
+    n = sec.devices
     return replace(setup, name=f"{setup.name} (sft: Lightning, {n} process{'es' if n > 1 else ''})", processes=n,
                    distributed="ddp" if n > 1 else "single", zero_stage=0, offload_params=False,
                    offload_optimizer=False)
 
 
-def plan_stage(shape: ModelShape, stage: str, sec: Mapping[str, Any], setup: Setup) -> Plan:
-    """The plan of one stage (params section ``sec``) for ``shape`` under ``setup``."""
+def plan_stage(shape: ModelShape, stage: str, sec: GrpoSection | SftSection, setup: Setup) -> Plan:
+    """The plan of one stage (its validated params section ``sec``) for ``shape`` under ``setup``."""
     st = stage_setup(stage, setup, sec)
-    w = workload(stage, dict(sec), cuda=st.device == "cuda", processes=st.processes)
+    w = workload(stage, sec, cuda=st.device == "cuda", processes=st.processes)
     if stage == "grpo":
-        w.notes += server_lines(shape, dict(sec))
+        w.notes += server_lines(shape, sec)
     return estimate(shape, w, st)
 
 
@@ -51,7 +52,7 @@ def plan_stages(params: Any, stages: list[str], setups: list[Setup], model: str 
     shape = source = None
     for stage in stages:
         shape, source = resolve_model(params, stage, model)
-        out[stage] = [plan_stage(shape, stage, params.section(stage), st) for st in setups]
+        out[stage] = [plan_stage(shape, stage, params.settings(stage), st) for st in setups]
     return shape, source, out
 
 
@@ -94,25 +95,22 @@ def device_capacity(env: Mapping[str, str]) -> tuple[str, float, float]:
     return "cpu", host / local, host
 
 
-def check_run(params: Any, stage: str, init_dir: Path, *, section: Mapping[str, Any] | None = None,
+def check_run(sec: GrpoSection | SftSection, stage: str, init_dir: Path, *,
               env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The memory plan of THIS run, made at a stage's start from shapes alone (no model is built).
 
-    ``params``: the profile's :class:`lis.params.Params` (or the stage's section as a dict);
-    ``stage``: grpo | sft; ``init_dir``: the model the stage starts from (its ``config.json``);
-    ``section``: the stage's effective settings when they differ from ``params`` (e.g. grpo with the
-    llm_rl overrides). The setup is what ``accelerate launch`` put in the environment (WORLD_SIZE,
-    ACCELERATE_USE_FSDP, FSDP_OFFLOAD_PARAMS, ACCELERATE_USE_DEEPSPEED, ACCELERATE_DEEPSPEED_ZERO_STAGE,
-    ACCELERATE_DEEPSPEED_OFFLOAD_*_DEVICE; sft: its own ``devices``); the capacity is the CUDA device's
-    total memory, else the host's memory over the processes on it. Logs the table; returns the plan as a
-    dict (:meth:`Plan.as_dict`, for the stage's metrics). Raises LisError (one line: the largest term and
-    the knob that shrinks it) when the run cannot fit, or when ``init_dir`` holds no Qwen3 config.json.
+    ``sec``: the stage's validated settings (grpo with a run's overrides, e.g. llm_rl's); ``stage``: grpo |
+    sft; ``init_dir``: the model the stage starts from (its ``config.json``). The setup is what ``accelerate
+    launch`` put in the environment (WORLD_SIZE, ACCELERATE_USE_FSDP, FSDP_OFFLOAD_PARAMS,
+    ACCELERATE_USE_DEEPSPEED, ACCELERATE_DEEPSPEED_ZERO_STAGE, ACCELERATE_DEEPSPEED_OFFLOAD_*_DEVICE; sft: its
+    own ``devices``); the capacity is the CUDA device's total memory, else the host's memory over the processes
+    on it. Logs the table; returns the plan as a dict (:meth:`Plan.as_dict`, for the stage's metrics). Raises
+    LisError (one line: the largest term and the knob that shrinks it) when the run cannot fit, or when
+    ``init_dir`` holds no Qwen3 config.json.
     """
     if stage not in STAGES:
         raise LisError(f"unknown stage {stage!r} for a memory plan", "use grpo or sft")
     env = os.environ if env is None else env
-    sec = dict(section) if section is not None else (dict(params.section(stage)) if hasattr(params, "section")
-                                                       else dict(params))
     shape = read_shape(init_dir)
     device, capacity, host = device_capacity(env)
     setup = from_env(env, capacity_gb=capacity, device=device, cpu_capacity_gb=host if device == "cuda" else None)

@@ -46,6 +46,7 @@ from typing import Any
 
 from lis import layout
 from lis.errors import LisError
+from lis.params import load as load_params
 from lis.train.grpo.trainer import rollout_output, sandbox_reward
 from lis.train.plan.memory import GB, Workload, estimate
 from lis.train.plan.setups import Setup
@@ -251,8 +252,6 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
 
     # lazy: loads trl, peft, transformers, torch; importing this module does not
     from lis.train.grpo.checked_trainer import CheckedGRPOTrainer
-    # lazy: loads torch; importing this module does not
-    from lis.train.grpo.loss import LossSettings
 
     model = Path(spec["model"])
     P, C, rows, steps = spec["prompt"], spec["completion"], spec["rows"], spec["steps"]
@@ -288,7 +287,8 @@ def _grpo(spec: dict[str, Any]) -> tuple[int, int, float]:
             remove_unused_columns=False, dataloader_num_workers=0)
         trainer = CheckedGRPOTrainer(model=str(model), reward_funcs=[sandbox_reward], args=args, train_dataset=dataset,
                                      processing_class=tokenizer, rollout_func=rollout_func)
-        trainer.loss_settings = LossSettings()   # the loss lis trains with (micro-batches trimmed of padding)
+        # the loss lis trains with, the paper's settings (micro-batches trimmed of padding)
+        trainer.loss_settings = load_params(profile="full").settings("grpo")
         _resident(trainer.model)
         base = _settle()
         _reset_peak()

@@ -1,6 +1,6 @@
 """Memory per process and disk per checkpoint of one training stage, derived from the model's shape.
 
-    w = workload("grpo", params.section("grpo"), cuda=True)
+    w = workload("grpo", params.settings("grpo"), cuda=True)
     plan = estimate(shape, w, setup)          # Plan: terms, phases, peak, fits, disk
     plan.peak_gb, plan.fits, plan.largest()
 
@@ -81,6 +81,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from lis.config.training import GrpoSection, SftSection
 from lis.train.plan.setups import Setup
 from lis.train.plan.shapes import ModelShape
 from lis.train.precision import resolve_precision
@@ -135,29 +136,24 @@ class Workload:
         return asdict(self)
 
 
-def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1) -> Workload:
-    """The workload of params section ``sec`` (``grpo`` or ``sft``) on CUDA or the CPU (``auto``
+def workload(stage: str, sec: GrpoSection | SftSection, *, cuda: bool, processes: int = 1) -> Workload:
+    """The workload of the validated params section ``sec`` (``grpo`` or ``sft``) on CUDA or the CPU (``auto``
     precision knobs resolve to on with CUDA, off without)."""
-    prec = resolve_precision(sec.get("precision"), cuda=cuda, where=f"{stage}.precision")
-    lora = sec.get("lora") or {}
+    prec = resolve_precision(sec.precision.bf16, sec.precision.gradient_checkpointing, cuda=cuda)
     common = dict(bf16=prec.bf16, checkpointing=prec.gradient_checkpointing,
-                  device="cuda" if cuda else "cpu", lora_rank=int(lora.get("rank") or 0),
-                  lora_targets=tuple(lora.get("target_modules") or ()), lora_dropout=float(lora.get("dropout") or 0))
+                  device="cuda" if cuda else "cpu", lora_rank=sec.lora.rank,
+                  lora_targets=tuple(sec.lora.target_modules), lora_dropout=float(sec.lora.dropout))
     if stage == "grpo":
-        rows = int(sec["micro_batch"])
-        group = int(sec["prompts_per_step"]) * int(sec["samples_per_prompt"])
-        server = str((sec.get("vllm") or {}).get("mode", "none")) == "server"
-        engine = sec.get("engine") or {}
-        ck = sec.get("checkpoints") or {}
-        prompt, episode = int(sec["max_prompt_tokens"]), int(sec["max_episode_tokens"])
+        rows = sec.micro_batch
+        server = sec.vllm is not None and sec.vllm.mode == "server"
+        prompt, episode = sec.max_prompt_tokens, sec.max_episode_tokens
         w = Workload(stage="grpo", rows=rows, tokens=prompt + episode, completion=episode, labelled=0,
-                     group_batch=group, padded=rows > 1,  # lis trims each micro-batch to its own rows
-                     kv_positions=0 if server else int(engine.get("max_batch_tokens", 131072)),
-                     prefill_tokens=0 if server else prompt + episode, keep=int(ck.get("keep", 2)),
-                     checkpoint_optimizer=bool(ck.get("optimizer", True)), optimizer="fused",
-                     steps=int(sec.get("steps", 1)), **common)
+                     group_batch=sec.group_batch, padded=rows > 1,  # lis trims each micro-batch to its own rows
+                     kv_positions=0 if server else sec.engine.max_batch_tokens,
+                     prefill_tokens=0 if server else prompt + episode, keep=sec.checkpoints.keep,
+                     checkpoint_optimizer=sec.checkpoints.optimizer, optimizer="fused", steps=sec.steps, **common)
         if server:
-            w.server_sync = str((sec.get("vllm") or {}).get("sync", "trl"))
+            w.server_sync = sec.vllm.sync
             w.notes.append("grpo.vllm.mode server: generation on the vLLM server's own GPUs (its memory: below); "
                            "the trainer's GPUs train, and hold the weight push's transient copy")
         else:
@@ -166,10 +162,10 @@ def workload(stage: str, sec: dict[str, Any], *, cuda: bool, processes: int = 1)
                            f"{w.kv_positions:,} positions (grpo.engine.max_batch_tokens), then frees it for training")
         return w
     if stage == "sft":
-        rows, tokens = int(sec["batch_size"]), int(sec["max_tokens"])
+        rows, tokens = sec.batch_size, sec.max_tokens
         w = Workload(stage="sft", rows=rows, tokens=tokens, completion=0, labelled=rows * tokens,
                      group_batch=rows * max(1, processes), padded=False, keep=1, checkpoint_optimizer=True,
-                     optimizer="default", steps=int(sec.get("steps", 1)), **common)
+                     optimizer="default", steps=sec.steps, **common)
         if not w.steps:
             w.notes.append("sft.steps is 0: the stage copies the base (no training); the plan is what steps > 0 "
                            "would need")

@@ -6,8 +6,9 @@ in the served dtype and gives the rest to its paged KV cache, preempting request
 """
 from __future__ import annotations
 
-from typing import Any
+import shlex
 
+from lis.config.training import GrpoSection
 from lis.train.plan.memory import GB
 from lis.train.plan.shapes import ModelShape
 
@@ -21,20 +22,18 @@ def _flag(command: list[str], name: str) -> str | None:
     return None
 
 
-def server_lines(shape: ModelShape, sec: dict[str, Any]) -> list[str]:
+def server_lines(shape: ModelShape, sec: GrpoSection) -> list[str]:
     """The vLLM server's memory and the weight sync's traffic, as plan lines (none in mode none)."""
-    v = sec.get("vllm") or {}
-    if str(v.get("mode", "none")) != "server":
+    v = sec.vllm
+    if v is None or v.mode != "server":
         return []
-    command = [str(c) for c in (v.get("command") or [])] if isinstance(v.get("command"), list) else \
-        str(v.get("command") or "").split()
+    command = [str(c) for c in v.command] if isinstance(v.command, list) else shlex.split(v.command or "")
     dtype = _flag(command, "--dtype") or "bfloat16"
     b = 4 if dtype in ("float32", "float") else 2
     util = float(_flag(command, "--gpu-memory-utilization") or 0.9)
     tp = int(_flag(command, "--tensor-parallel-size") or 1)
-    gpus = str((v.get("env") or {}).get("CUDA_VISIBLE_DEVICES", "?"))
-    prompt, episode = int(sec["max_prompt_tokens"]), int(sec["max_episode_tokens"])
-    group = int(sec["prompts_per_step"]) * int(sec["samples_per_prompt"])
+    gpus = str(v.env.get("CUDA_VISIBLE_DEVICES", "?"))
+    prompt, episode, group = sec.max_prompt_tokens, sec.max_episode_tokens, sec.group_batch
     per_token = shape.kv_bytes_per_position(b)
     full = (prompt + episode) * per_token
     weights = shape.params * b
@@ -43,8 +42,7 @@ def server_lines(shape: ModelShape, sec: dict[str, Any]) -> list[str]:
              f"full length ({prompt + episode:,} tokens) {full / GB:,.1f} GB, the step's {group} at once "
              f"{group * full / GB:,.0f} GB; vLLM gives the KV cache what {util:g} of each GPU leaves after the "
              f"weights and preempts (recomputes) what does not fit"]
-    sync = str(v.get("sync", "trl"))
-    if sync == "files":
+    if v.sync == "files":
         lines.append(f"weight sync (files): {shape.params * 2 / GB:,.1f} GB (bf16) or {shape.params * 4 / GB:,.1f} GB "
                      "(fp32) written and reloaded before each step, on a disk both see")
     else:

@@ -53,10 +53,10 @@ from lis.sandbox import registry
 from lis.sandbox.image import ensure_image
 from lis.sandbox.pool import SandboxPool
 from lis.tasks.schema import Task
-from lis.train.grpo.settings import GRPOSettings
+from lis.config.training import GrpoSection, SftSection
 from lis.train.grpo.trainer import StepLog, train_grpo
 from lis.train.rehearsal.scripted import ANSWER_CMD, ScriptedTurns
-from lis.train.sft.run import SFTSettings, train_sft
+from lis.train.sft.run import train_sft
 from lis.offline.base import build_base
 from lis.offline.random_model import build_random
 
@@ -164,22 +164,22 @@ def _check(report: dict[str, Any], name: str, ok: bool, value: Any) -> None:
     (log.info if ok else log.error)("rehearsal: %s: %s (%s)", name, "ok" if ok else "FAILED", value)
 
 
-def sft_settings(params, rank: int, threads: int) -> SFTSettings:
+def sft_settings(params, rank: int, threads: int) -> SftSection:
     """The SFT part's settings: the profile's, 2 steps, LoRA of ``rank`` (0: off)."""
-    sec = params.section("sft")
-    return SFTSettings(**{**sec, "steps": 2, "held_out": 0.0, "threads": threads,
-                          "checkpoint_every": 1, "lr": 1e-3, "lora": {**sec["lora"], **LORA, "rank": rank}})
+    sec = params.settings("sft")
+    return sec.model_copy(update={"steps": 2, "held_out": 0.0, "threads": threads, "checkpoint_every": 1, "lr": 1e-3,
+                                  "lora": sec.lora.model_copy(update={**LORA, "rank": rank})})
 
 
-def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_url: str | None = None) -> GRPOSettings:
+def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_url: str | None = None) -> GrpoSection:
     """A GRPO configuration's settings (``cfg``: one of :data:`CONFIGS`): the profile's, ``steps`` steps,
     4 turns an episode, its LoRA and importance sampling; in server mode the policy at ``server_url``."""
-    g = params.section("grpo")
-    vllm = {**g["vllm"], "mode": "server", "base_url": server_url, "sync": "files", "command": None} \
-        if cfg["server"] else {**g["vllm"], "mode": "none"}
-    return GRPOSettings.from_params(g, {"steps": steps, "save_every": 1, "max_turns": 4, "threads": threads,
-                                        "lora": {**g["lora"], **cfg["lora"]}, "vllm": vllm,
-                                        "importance_sampling": {**g["importance_sampling"], "mode": cfg["is_mode"]}})
+    g = params.settings("grpo")
+    vllm = g.vllm.model_copy(update={"mode": "server", "base_url": server_url, "sync": "files", "command": None}
+                             if cfg["server"] else {"mode": "none"})
+    return g.model_copy(update={"steps": steps, "save_every": 1, "max_turns": 4, "threads": threads, "vllm": vllm,
+                                "lora": g.lora.model_copy(update=cfg["lora"]),
+                                "importance_sampling": g.importance_sampling.model_copy(update={"mode": cfg["is_mode"]})})
 
 
 def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: int, report) -> dict[str, Any]:
@@ -199,13 +199,12 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
           threads: int, report) -> dict[str, Any]:
     import contextlib
 
-    g = params.section("grpo")
+    g = params.settings("grpo")
     srv = None
     with contextlib.ExitStack() as stack:
         if cfg["server"]:  # the stand-in server: its own copy of the start weights, the paper's engine budget
             served = LocalHFModel.load(model_dir, name="served", device="cpu", seed=0,
-                                       max_batch=int(g["engine"]["max_batch"]),
-                                       max_batch_tokens=int(g["engine"]["max_batch_tokens"]))
+                                       **g.engine.model_dump())
             srv = stack.enter_context(ChatServer(served))
             stack.callback(served.close)
         s = grpo_settings(params, cfg, steps, threads, srv.base_url[:-3] if srv else None)
@@ -235,7 +234,7 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
     # with importance weights w_i = exp(sequence log-ratio_i) (sequence_mask, nothing masked at ratios this close
     # to 1) the loss is -(1/N) sum A_i T_i w_i: within (1/N) sum |A_i| T_i (exp(max |log-ratio|) - 1) of the hand value
     tol = [1e-6 + weight * (math.exp(max(abs(r.get("seq_logratio_min") or 0.0), abs(r.get("seq_logratio_max") or 0.0)))
-                            - 1) if s.importance_sampling["mode"] != "none" else 1e-6
+                            - 1) if s.importance_sampling.mode != "none" else 1e-6
            for r, (_, weight) in zip(rows, hand)]
     diffs = [abs(r["loss_value"] - h) for r, (h, _) in zip(rows, hand)]
     _check(report, f"grpo {name}: the step's loss is the paper's, computed by hand",
@@ -250,10 +249,10 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
             "seq_logratio_mean", "seq_logratio_per_1k_tokens", "loss_value", "grad_norm", "episode_tokens_mean",
             "malformed_calls", "turns_cut", "rollout_s", "step_s", "trained_tokens")
     return {"wall_s": round(wall, 1), "steps": [{k: r.get(k) for k in ("step",) + keep} for r in rows],
-            "settings": {k: getattr(s, k) for k in ("prompts_per_step", "samples_per_prompt", "micro_batch", "lr",
-                                                    "max_prompt_tokens", "max_episode_tokens", "max_tokens_per_turn",
-                                                    "loss_agg", "clip_low", "clip_high", "clip_dual", "engine")},
-            "importance_sampling": s.importance_sampling, "lora_rank": int(s.lora.get("rank") or 0),
+            "settings": s.model_dump(include={"prompts_per_step", "samples_per_prompt", "micro_batch", "lr",
+                                              "max_prompt_tokens", "max_episode_tokens", "max_tokens_per_turn",
+                                              "loss_agg", "clip_low", "clip_high", "clip_dual", "engine"}),
+            "importance_sampling": s.importance_sampling.model_dump(), "lora_rank": s.lora.rank,
             "server": bool(srv), "prompts_dropped": summary["prompts_dropped"]}
 
 

@@ -1,8 +1,8 @@
 """Supervised fine-tuning (PyTorch Lightning) on successful trajectories, assistant tokens only.
 
-    train_sft(base_dir, records, out_dir, SFTSettings(...))     # lis train sft (the `sft` stage)
+    train_sft(base_dir, records, out_dir, params.settings("sft"))     # lis train sft (the `sft` stage)
 
-Lightning loads only when training runs (``train_sft``/``SFTSettings`` are imported lazily).
+Lightning loads only when training runs (``train_sft`` is imported lazily).
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 from lis.train.sft.data import NO_LOSS, Example, encode, examples_from_records, record_episode
 
-__all__ = ["NO_LOSS", "Example", "SFTSettings", "encode", "examples_from_records", "record_episode", "train_sft"]
+__all__ = ["NO_LOSS", "Example", "encode", "examples_from_records", "record_episode", "train_sft"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("SFTSettings", "train_sft"):
+    if name == "train_sft":
         from lis.train.sft import run  # lazy: documented lazy re-export (the package loads run on first use)
 
         return getattr(run, name)

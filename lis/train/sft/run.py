@@ -1,6 +1,6 @@
 """SFT of a base model on trajectory records with PyTorch Lightning: checkpoints, resume, seed, logs.
 
-    train_sft("data/models/base", records, "data/models/sft", SFTSettings(steps=1200),
+    train_sft("data/models/base", records, "data/models/sft", params.settings("sft"),
               ckpt_dir="data/train/checkpoints/sft-<hash>")
 
 Checkpoints go to ``ckpt_dir`` (outside the stage's declared output, which Snakemake and DVC
@@ -16,13 +16,14 @@ import random
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
+from lis.config.training import SftSection
 from lis.errors import LisError
 from lis.manifest import read_model_manifest
-from lis.train.lora import default_lora, lora_config, merged_model, trainable_parameters
+from lis.train.lora import lora_config, merged_model, trainable_parameters
 from lis.train.precision import resolve_precision
 from lis.train.sft.data import batch_loss, examples_from_records, length_batches
 from lis.util.files import replace_dir, sha256_file
@@ -32,27 +33,7 @@ from lis.util.progress import at as note_progress
 log = logging.getLogger("lis.train.sft")
 
 
-@dataclass
-class SFTSettings:
-    steps: int = 1200
-    batch_size: int = 4
-    lr: float = 5e-3
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    max_tokens: int = 8192          # longer episodes are not trained on
-    held_out: float = 0.05          # share of the records kept for the held-out loss and tool-call rate
-    checkpoint_every: int = 200
-    seed: int = 0
-    threads: int = 1                # CPU threads (fixed: the same seed gives the same weights)
-    devices: int = 1                # processes (DDP ranks): each trains on its own batches, gradients averaged
-    strategy: str = "auto"          # Lightning strategy: auto (one process) | ddp (gloo on CPU, nccl on GPUs)
-    accelerator: str = "auto"       # auto: the GPU when there is one, else the CPU | cpu | gpu
-    precision: dict[str, Any] = field(default_factory=lambda: {"bf16": "auto", "gradient_checkpointing": "auto"})
-    lora: dict[str, Any] = field(default_factory=default_lora)
-
-
-def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str | Path, settings: SFTSettings, *,
+def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str | Path, settings: SftSection, *,
               ckpt_dir: str | Path, progress: bool = False,
               on_step: Callable[[int, float], None] | None = None) -> dict[str, Any]:
     """Fine-tune the model in ``base_dir`` on ``records`` (trajectory dicts: every one is trained on;
@@ -87,7 +68,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             raise LisError("no trajectory to train on (none successful, or all longer than sft.max_tokens)",
                            "check the teacher stage's output and its success rate")
         pl.seed_everything(s.seed, workers=True, verbose=False)
-        precision = resolve_precision(s.precision, where="sft.precision")
+        precision = resolve_precision(s.precision.bf16, s.precision.gradient_checkpointing)
         peft_config = lora_config(s.lora, where="sft.lora")
         # full fine-tuning keeps fp32 master weights (bf16 is autocast); LoRA's frozen base may be bf16
         dtype = torch.bfloat16 if peft_config is not None and precision.bf16 else torch.float32
@@ -170,10 +151,10 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
             base_manifest = read_model_manifest(base)
             tail = losses[-max(1, len(losses) // 10):] if losses else []
             manifest = {
-                "kind": "sft", "base": str(base), "base_id": base_manifest.get("id"), "settings": asdict(s),
+                "kind": "sft", "base": str(base), "base_id": base_manifest.get("id"), "settings": s.model_dump(),
                 "data": {**counts, "records": len(train_recs), "held_out_records": len(held_recs), "hash": data_hash},
                 "steps_done": len(losses), "resumed": resumed, "world_size": world, "ranks": ranks,
-                "precision": asdict(precision), "lora_rank": int(s.lora.get("rank") or 0),
+                "precision": asdict(precision), "lora_rank": s.lora.rank,
                 "parameters": {"trainable": trainable, "total": total},
                 "loss": {"first": round(losses[0], 4) if losses else None,
                          "final": round(sum(tail) / len(tail), 4) if tail else None,
@@ -196,7 +177,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
     return manifest
 
 
-def _strategy(s: SFTSettings) -> Any:
+def _strategy(s: SftSection) -> Any:
     """Lightning's strategy of the settings: several processes need DDP (one process: auto)."""
     if s.devices > 1 and s.strategy not in ("ddp", "auto"):
         raise LisError(f"sft.strategy {s.strategy!r} cannot run sft.devices={s.devices} processes", "use ddp")

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from lis.train.plan import check_run
-from lis.train.sft.run import SFTSettings, train_sft
+from lis.config.training import SftSection
+from lis.train.sft.run import train_sft
 from lis.util.hashing import hash_obj, hash_tree
 from lis.util.log import console
 
@@ -21,22 +22,15 @@ def successful_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if (r.get("teacher") or {}).get("success")]
 
 
-def settings_from(sec: dict[str, Any]) -> SFTSettings:
-    """The ``sft`` section (checked by its model, lis.config.training.SftSection) as the trainer's settings;
-    every key of the section is a field (``grad_clip``, not a params key, keeps its default)."""
-    return SFTSettings(**sec)
-
-
-def run_sft_stage(sec: dict[str, Any], base_dir: Path, records: list[dict[str, Any]], out: Path,
+def run_sft_stage(settings: SftSection, base_dir: Path, records: list[dict[str, Any]], out: Path,
                   section_name: str = "sft") -> dict[str, Any]:
     """Fine-tune ``base_dir`` on the successful ``records`` into ``out``. Checkpoints are kept under
     data/train/checkpoints/<stage>-<hash of settings, base and data> until the model is written."""
-    settings = settings_from(sec)
     if settings.steps:  # will it fit? one line naming the largest term and its knob, before any work
-        check_run(sec, "sft", base_dir)
+        check_run(settings, "sft", base_dir)
     chosen = successful_records(records)
     log.info("%s: %d of %d records successful, training on them", section_name, len(chosen), len(records))
-    key = hash_obj({"settings": settings.__dict__, "base": hash_tree(base_dir) if base_dir.is_dir() else None,
+    key = hash_obj({"settings": settings.model_dump(), "base": hash_tree(base_dir) if base_dir.is_dir() else None,
                     "data": [r.get("episode_id") or r.get("task_id") for r in chosen]})
     return train_sft(base_dir, chosen, out, settings, ckpt_dir=CHECKPOINTS / f"{section_name}-{key}",
                      progress=console.is_terminal)
