@@ -245,16 +245,24 @@ class Params:
             raise ParamsError(f"params have no section '{name}'", f"add it to {PARAMS_FILE} and {SCHEMA_FILE}")
         return copy.deepcopy(self.data[name])
 
-    def settings(self, name: str) -> Any:
+    def settings(self, name: str, **options: Any) -> Any:
         """The section as its typed model (:mod:`lis.config`), frozen: attributes, the defaults filled in, and
         the checks across keys the schema cannot make (a one-line ParamsError naming the key). Validated once
-        per Params; a consumer that needs other values takes ``model_copy(update=...)``."""
+        per Params. ``options``: a command line's values over the section's keys (None: not given), validated
+        with it; code that needs other values takes ``model_copy(update=...)``. An optional section that
+        params leave out is its model's defaults."""
         from lis.config.root import SECTIONS  # lazy: the models cost ~0.3 s; most commands read no section typed
 
         if name not in SECTIONS:
             raise ParamsError(f"params section '{name}' has no model", f"add one to lis/config and {SCHEMA_FILE}")
-        if name not in self._typed:
-            self._typed[name] = section_model(SECTIONS[name], self.section(name), name, PARAMS_FILE)
+        given = {k: v for k, v in options.items() if v is not None}
+        if given or name not in self._typed:
+            data = self.section(name) if self.data.get(name) is not None else {}
+            typed = section_model(SECTIONS[name], deep_merge(data, given), name,
+                                  f"{PARAMS_FILE} + the command line" if given else PARAMS_FILE)
+            if given:
+                return typed
+            self._typed[name] = typed
         return self._typed[name]
 
     def section_json(self, name: str) -> str:

@@ -91,15 +91,16 @@ def engine_parity(base: Path, device: str, n_prompts: int = 8, max_new: int = 48
 
 def grpo_steps(base: Path, work: Path, steps: int = 3, prompts: int = 4, samples: int = 8) -> dict:
     from lis.agent import AgentConfig
+    from lis.params import load
     from lis.tasks.schema import Task
-    from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import StepLog, train_grpo
 
     tasks = [Task(id=f"t{i}", domain="instruct_pretrain", problem_statement=f"What is the population of Town{i}?",
                   ground_truth=str(1000 + i), input_files={f"town{i}.txt": f"Town: Town{i}\nPopulation: {1000 + i}\n"},
                   qa_type="free-form") for i in range(8)]
-    s = GRPOSettings(prompts_per_step=prompts, samples_per_prompt=samples, steps=steps, lr=1e-4, max_tokens_per_turn=32,
-                     max_turns=1, max_prompt_tokens=4096, max_episode_tokens=64, save_every=100)
+    s = load(ROOT, profile="full").settings(  # the paper's recipe, generating in the training process
+        "grpo", prompts_per_step=prompts, samples_per_prompt=samples, steps=steps, lr=1e-4, max_tokens_per_turn=32,
+        max_turns=1, max_prompt_tokens=4096, max_episode_tokens=64, save_every=100, vllm={"mode": "none"})
     t0 = time.perf_counter()
     summary = train_grpo(base, tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None, mode="vanilla",
                          ckpt_dir=work / "grpo-ckpt", log_path=work / "grpo-ckpt" / "steps.jsonl")
@@ -113,7 +114,8 @@ def grpo_steps(base: Path, work: Path, steps: int = 3, prompts: int = 4, samples
 def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict:
     from lis.agent import AgentConfig
     from lis.models.scripted import ScriptedModel
-    from lis.train.sft.run import SFTSettings, train_sft
+    from lis.params import load
+    from lis.train.sft.run import train_sft
     from lis.offline.teacher.run import run_teacher, scripted_item
     from lis.offline.teacher.tasks import sample_tasks
 
@@ -122,8 +124,8 @@ def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict
     items = [scripted_item(t, "vanilla", rng, "benchmark") for t in tasks]
     records = run_teacher(items, AgentConfig(), model_for=lambda it: ScriptedModel(it.replies, name="teacher"),
                           workers=4)
-    s = SFTSettings(steps=steps, batch_size=4, lr=5e-3, checkpoint_every=1000, held_out=0.1, seed=0,
-                    accelerator=accelerator)
+    s = load(ROOT, profile="full").settings("sft", steps=steps, batch_size=4, lr=5e-3, checkpoint_every=1000,
+                                            held_out=0.1, seed=0, accelerator=accelerator, max_tokens=8192)
     t0 = time.perf_counter()
     m = train_sft(base, records, work / "sft", s, ckpt_dir=work / "sft-ckpt")
     return {"wall_s": round(time.perf_counter() - t0, 2), "steps_done": m["steps_done"], "loss": m["loss"],
@@ -142,7 +144,6 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     from lis.agent import AgentConfig
     from lis.params import load
     from lis.tasks.schema import Task
-    from lis.train.grpo.settings import GRPOSettings
     from lis.train.grpo.trainer import StepLog, train_grpo
     from lis.train.plan import from_env, plan_stage, read_shape
     from lis.train.rollout.budget import first_prompt_ids
@@ -171,15 +172,13 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     lines = max(1, (prompt_tokens - bare) // per_line + 1)
     tasks = [task(i, lines) for i in range(16)]
     prompt_len = len(first_prompt_ids(tasks[0], tok, "vanilla", AgentConfig()))
-    g = load(ROOT, profile="full").section("grpo")   # generating in the training process (vLLM: vllm_step)
-    sec = {**g, "vllm": {**g["vllm"], "mode": "none"}, "steps": steps, "max_prompt_tokens": prompt_len + 16,
-           "max_tokens_per_turn": completion_tokens,
-           "max_episode_tokens": completion_tokens, "max_turns": 1, "save_every": 1000,
-           "precision": {"bf16": cuda, "gradient_checkpointing": True}, "threads": 0 if cuda else 2}
-    s = GRPOSettings.from_params(sec)
+    s = load(ROOT, profile="full").settings(  # generating in the training process (vLLM: vllm_step)
+        "grpo", vllm={"mode": "none"}, steps=steps, max_prompt_tokens=prompt_len + 16,
+        max_tokens_per_turn=completion_tokens, max_episode_tokens=completion_tokens, max_turns=1, save_every=1000,
+        precision={"bf16": cuda, "gradient_checkpointing": True}, threads=0 if cuda else 2)
     shape = read_shape(work / "qwen3-4b")
     capacity = torch.cuda.get_device_properties(0).total_memory / 1e9 if cuda else 24.0
-    plan = plan_stage(shape, "grpo", sec, from_env({}, capacity_gb=capacity, device=device))
+    plan = plan_stage(shape, "grpo", s, from_env({}, capacity_gb=capacity, device=device))
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
@@ -225,6 +224,7 @@ def vllm_step(work: Path, device: str, config: Path, completion_tokens: int, gro
     from lis.models.local_hf import LocalHFModel
     from lis.offline.base import build_base
     from lis.offline.random_model import build_random
+    from lis.params import load
     from lis.train.grpo.vllm_server import ServerMode
 
     if not (work / "tok").is_dir():
@@ -238,7 +238,9 @@ def vllm_step(work: Path, device: str, config: Path, completion_tokens: int, gro
         out["generate"] = bench_vllm_generate(model, engine, n=group, max_new_tokens=completion_tokens, group=True)
         trainer = model.model.float()
         out["mismatch_bf16_vs_fp32"] = mismatch(trainer, engine, bench_prompts(model, 4), FULL_SAMPLING, 32)
-        mode = ServerMode.from_settings({"mode": "server", "base_url": engine.base_url[:-3], "sync": "files"})
+        served = load(ROOT, profile="full").settings("grpo", vllm={"mode": "server", "base_url": engine.base_url[:-3],
+                                                                   "sync": "files", "command": None})
+        mode = ServerMode.from_settings(served.vllm)
         t0 = time.perf_counter()
         mode.push_weights(trainer, work / "pushed")
         out["push_s"] = round(time.perf_counter() - t0, 2)

@@ -41,7 +41,6 @@ from lis.errors import LisError
 from lis.models.base import ChatModel
 from lis.models.registry import build_model
 from lis.models.server import ChatServer
-from lis.params import section_model
 from lis.runtime import episode_seed
 from lis.sandbox import registry
 from lis.sandbox.base import SandboxConfig
@@ -52,18 +51,6 @@ from lis.util import cancel
 log = logging.getLogger("lis.throughput")
 SCHEMA = "lis.bench.throughput/1"
 MODES = ("vanilla", "sandbox", "sandbox_inline")
-
-
-class ThroughputSettings(ThroughputSection):
-    """The ``throughput`` params section (:class:`lis.config.analysis.ThroughputSection`: the keys,
-    their defaults and meaning) with the command line's overrides."""
-
-    @classmethod
-    def from_params(cls, section: dict[str, Any] | None, **overrides: Any) -> "ThroughputSettings":
-        """Settings from the params section (None: the defaults) with command-line overrides (None: unset).
-        Raises ParamsError naming a bad key or value."""
-        values = {**(section or {}), **{k: v for k, v in overrides.items() if v is not None}}
-        return section_model(cls, values, "throughput", "params")
 
 
 def qpm(completed: int, wall_s: float) -> float:
@@ -149,7 +136,7 @@ def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tupl
         yield client, {"name": name, "backend": backend, "endpoint": "ChatServer on loopback (OpenAI-compatible HTTP)"}
 
 
-def _run_once(model: ChatModel, tasks: list[Task], mode: str, repeat: int, position: int, s: ThroughputSettings,
+def _run_once(model: ChatModel, tasks: list[Task], mode: str, repeat: int, position: int, s: ThroughputSection,
               cfg_for: Callable[[str, str], AgentConfig], sandbox: SandboxConfig | None) -> dict[str, Any]:
     pool = None
     if mode != "vanilla":
@@ -206,7 +193,7 @@ def _run_once(model: ChatModel, tasks: list[Task], mode: str, repeat: int, posit
     return run
 
 
-def run_throughput(model: ChatModel, tasks: list[Task], s: ThroughputSettings,
+def run_throughput(model: ChatModel, tasks: list[Task], s: ThroughputSection,
                    cfg_for: Callable[[str, str], AgentConfig], sandbox: SandboxConfig | None,
                    progress: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
     """Untimed warm-up episodes, then every (repeat, mode) run in alternating mode order, and their summary."""

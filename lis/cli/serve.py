@@ -26,7 +26,8 @@ from lis.runtime import agent_config, model_spec, sandbox_config
 from lis.sandbox import registry
 from lis.serve import auth
 from lis.serve.server import run_server
-from lis.serve.settings import RUN_PREFIX, ServeSettings
+from lis.serve.settings import RUN_PREFIX
+from lis.serve.settings import files_dir as served_files
 from lis.serve.state import ServeState
 from lis.serve.sweep import sweep_earlier
 from lis.util import progress
@@ -60,11 +61,11 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     setup_logging(log_file, verbose)
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per upstream call otherwise
     p = load_params(profile, params_file)
-    s = ServeSettings.from_params(p.section("serve"), p.root).replace(
-        host=host, port=port, served_name=served_name, max_concurrent=max_concurrent, max_queue=max_queue, warm=warm,
-        files_dir=files_dir.resolve() if files_dir else None)
+    s = p.settings("serve", host=host, port=port, served_name=served_name, max_concurrent=max_concurrent,
+                   max_queue=max_queue, warm=warm, files_dir=str(files_dir.resolve()) if files_dir else None)
+    s = s.model_copy(update={"files_dir": str(served_files(s, p.root))})
     name, spec = _model_spec(p, model or s.model, base_url, api_key)
-    s = s.replace(model=name)
+    s = s.model_copy(update={"model": name})
     run_id = f"{RUN_PREFIX}{registry.RUN_ID}"
     sb_cfg = sandbox_config(p, run_id=run_id, overrides={"backend": backend, "network": network}, built_image=True)
     # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's

@@ -17,7 +17,7 @@ from lis.sandbox.pool import SandboxPool
 from lis.serve.admission import Admission
 from lis.serve.episodes import Episode, EpisodeRunner
 from lis.serve.files import FileStore
-from lis.serve.settings import ServeSettings
+from lis.config.serving import ServeSection
 from lis.serve.sweep import sweep_own
 from lis.util.stats import percentiles
 
@@ -26,7 +26,7 @@ log = logging.getLogger("lis.serve")
 
 @dataclass
 class ServeState:
-    settings: ServeSettings
+    settings: ServeSection
     model: ChatModel
     agent: AgentConfig
     sandbox: SandboxConfig

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from lis.bench.memory import measure_memory
 from lis.config.analysis import SandboxMemorySection
 from lis.manifest import read_image_manifest, write_json
-from lis.params import Params, section_model
+from lis.params import Params
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
 from lis.stages.spec import Stage
@@ -52,10 +52,8 @@ def resolve(params: Params, *, backend: Optional[str] = None, n: Optional[int] =
     """The settings from the params' ``sandbox_memory`` section and the command line's options (None:
     not given; one given wins). Raises ParamsError naming a bad key or value."""
 
-    given = {"n": n, "settle_s": settle_s, "interval_s": interval_s}
-    section = {**params.section("sandbox_memory"), **{k: v for k, v in given.items() if v is not None}}
-    return Settings(params=params, memory=section_model(SandboxMemorySection, section, "sandbox_memory",
-                                                        "params + options"), backend=backend)
+    return Settings(params=params, memory=params.settings("sandbox_memory", n=n, settle_s=settle_s,
+                                                          interval_s=interval_s), backend=backend)
 
 
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:

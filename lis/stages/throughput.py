@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from lis.bench.throughput import model_endpoint, run_throughput, ThroughputSettings
+from lis.bench.throughput import model_endpoint, run_throughput
+from lis.config.analysis import ThroughputSection
 from lis.errors import LisError
 from lis.manifest import write_json
 from lis.models.serve_plan import serving
@@ -49,18 +50,17 @@ class Settings:
     ``sandbox``, ``image``) and the ``throughput`` section with the options applied."""
 
     params: Params
-    throughput: ThroughputSettings
+    throughput: ThroughputSection
 
 
 def resolve(params: Params, **options: Any) -> Settings:
     """The settings from the params' ``throughput`` section (absent: the defaults) and the command
-    line's options (keys of :class:`lis.bench.throughput.ThroughputSettings`; None: not given, one
+    line's options (keys of :class:`lis.config.analysis.ThroughputSection`; None: not given, one
     given wins). Raises ParamsError naming a bad key or value."""
 
-    section = params.data.get("throughput")
-    if section is None:
+    if params.data.get("throughput") is None:
         log.info("params have no `throughput` section: using the defaults (docs/efficiency.md) and the options")
-    return Settings(params=params, throughput=ThroughputSettings.from_params(section, **options))
+    return Settings(params=params, throughput=params.settings("throughput", **options))
 
 
 def _load_tasks(tasks_dir: Path, domains: list[str], n: int) -> list:

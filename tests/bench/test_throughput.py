@@ -3,6 +3,7 @@
 its Ctrl-C, and its one-line errors."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -14,12 +15,13 @@ import uuid
 import pytest
 import yaml
 
-from lis.bench.throughput import ThroughputSettings, qpm, run_summary, summarize
+from lis.bench.throughput import qpm, run_summary, summarize
+from lis.params import load
 from lis.errors import LisError
 from lis.models.base import ChatResult, Usage
 from lis.models.scripted import assistant, tool_call
 from lis.models.server import ChatServer
-from tests.conftest import BIN, lis, run
+from tests.conftest import BIN, ROOT, lis, run
 from tests.wait import wait_until
 
 
@@ -66,13 +68,18 @@ def test_summary_ratio_is_paired_by_repeat():
 
 
 def test_settings_validation():
-    s = ThroughputSettings.from_params(None, tasks=2, modes=["sandbox", "vanilla"])
-    assert s.tasks == 2 and s.modes == ["sandbox", "vanilla"] and s.concurrency == 8 and s.warmup == 1
-    assert ThroughputSettings.from_params({"repeats": 5}, repeats=None).repeats == 5  # unset option: params win
+    """The command line's options over the section, validated with it; an absent section is the model's defaults."""
+    p = load(ROOT, profile="smoke")
+    s = p.settings("throughput", tasks=2, modes=["sandbox", "vanilla"], repeats=None)
+    assert s.tasks == 2 and s.modes == ["sandbox", "vanilla"] and s.repeats == p.data["throughput"]["repeats"]
+    bare = dataclasses.replace(p, data={k: v for k, v in p.data.items() if k != "throughput"})
+    d = bare.settings("throughput", tasks=2)
+    assert d.tasks == 2 and d.concurrency == 8 and d.warmup == 1  # the model's defaults
     for bad in ({"taks": 2}, {"tasks": 0}, {"modes": ["sandbox", "sandbox"]}, {"modes": ["docker"]},
                 {"serve": "grpc"}, {"domains": []}, {"max_error_share": 2}, {"warmup": -1}):
-        with pytest.raises(LisError):
-            ThroughputSettings.from_params(bad)
+        with pytest.raises(LisError) as e:
+            bare.settings("throughput", **bad)
+        assert "throughput" in str(e.value) and "\n" not in str(e.value)
 
 
 class PerConversation:

@@ -162,8 +162,8 @@ def test_the_agents_cache_key_is_what_sft_consumes(suite_teacher, tmp_path, monk
     write_jsonl(other / RECORDS, records[:ok] + records[ok + 1:])
     assert key(other) != a0
     # the SFT settings, and the SFT code
-    assert key(section={**sft, "steps": sft["steps"] + 1}) != a0
-    assert key(section={**sft, "seed": sft["seed"] + 1}) != a0
+    assert key(section=sft.model_copy(update={"steps": sft.steps + 1})) != a0
+    assert key(section=sft.model_copy(update={"seed": sft.seed + 1})) != a0
     with open(src / "lis/train/sft/module.py", "a") as f:
         f.write("\nEDITED = True\n")
     assert key() != a0
