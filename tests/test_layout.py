@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from lis import layout
-from lis.cli.commands import command_module
 from lis.pipeline import dvc_file, compare, dvc_stages, snakemake_jobs
 from tests.conftest import ROOT
 
@@ -71,6 +70,6 @@ def test_pipeline_check_refuses_a_path_renamed_on_both_sides(repo_copy):
     assert old in stage.read_text()
     stage.write_text(stage.read_text().replace(old, new))
     (repo_copy / "dvc.yaml").write_text(dvc_file.render(repo_copy))
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
     assert any(f"{new} is not a path of lis/layout.py" in p for p in problems), problems
     assert not any("differ" in p for p in problems), problems  # the two files still agree with each other

@@ -1,15 +1,9 @@
-"""Which module defines the sub-command a ``lis ...`` command line runs (for the pipeline's code check)."""
+"""Which function a ``lis ...`` command line runs (for the pipeline's check of each stage's ``entry``)."""
 from __future__ import annotations
 
 import shlex
 
 from lis.cli import COMMANDS, GROUPS, command_callback, group_app
-
-
-def command_module(cmd: str) -> str:
-    """The module defining the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." → "lis.cli.eval").
-    Raises ValueError when ``cmd`` runs no lis sub-command."""
-    return command_entry(cmd).partition(":")[0]
 
 
 def command_entry(cmd: str) -> str:

@@ -1,5 +1,5 @@
-"""Snakemake and DVC must declare the same stages: command, dependencies, params and outputs, and
-each stage's code dependencies must be the code its command runs (:mod:`lis.pipeline.code_deps`).
+"""Snakemake and DVC must declare the same stages: command, dependencies (the code each runs among them,
+:mod:`lis.pipeline.code_deps`), params and outputs.
 
 Both files are read by their own tools (Snakemake's DAG, DVC's index), after interpolation, so
 what is compared is what each tool would run. Stages are matched by their set of outputs.
@@ -11,13 +11,9 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
-
 from lis import layout
 from lis.errors import LisError
 from lis.params import BASE_ONLY
-from lis.pipeline.code_deps import check_code_deps
-from lis.stages.spec import CORE
 
 
 @dataclass(frozen=True)
@@ -141,14 +137,12 @@ def _match_deps(snake: frozenset[str], dvc: frozenset[str]) -> tuple[list[str], 
     return sorted(snake - covered), sorted(only_dvc)
 
 
-def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callable[[str], str]) -> list[str]:
-    """Human-readable differences; empty when both declare the same stages, each stage's code
-    deps are the code its command runs (``command_module``: lis.cli.commands.command_module), and
-    every artifact path they declare is one of lis/layout.py's."""
+def compare(snake: list[StageDecl], dvc: list[StageDecl]) -> list[str]:
+    """Human-readable differences; empty when both declare the same stages and every artifact path they
+    declare is one of lis/layout.py's."""
     problems: list[str] = []
     by_outs = {s.outs: s for s in snake}
     seen = set()
-    code_checked: dict[str, list[str]] = {}
     for d in dvc:
         for n in d.notes:
             problems.append(f"dvc stage {d.name}: {n}")
@@ -168,9 +162,6 @@ def compare(snake: list[StageDecl], dvc: list[StageDecl], command_module: Callab
                             f"only dvc {sorted(d.params - s.params)}")
         problems += layout.problems(d.deps | d.outs, f"dvc stage {d.name}")
         problems += layout.problems(s.deps | s.outs, f"snakemake rule {s.name}")
-        if d.cmd not in code_checked:  # one check per command (matrix stages share it)
-            code_checked[d.cmd] = check_code_deps(d.cmd, set(d.deps), command_module, shared=CORE)
-        problems += [f"{where}: {p}" for p in code_checked[d.cmd]]
     for s in snake:
         if s.outs not in seen:
             problems.append(f"snakemake rule {s.name}: no DVC stage has outputs {sorted(s.outs)}")

@@ -1,4 +1,4 @@
-"""The code a pipeline stage runs, found from its imports, to check the stages' declared code deps.
+"""The code a pipeline stage runs, found from its imports: each stage's code dependencies.
 
 Every stage is one ``lis <command>``; the code it runs is the module defining that command and
 everything it imports, directly or inside functions (grimp reads every import statement), plus
@@ -6,17 +6,15 @@ the ``__init__`` of every package on the way (Python runs them on import). ``lis
 left out: it only registers the commands. A package whose public names load on first use
 (:mod:`lis.util.lazy`) hides those loads from grimp; its ``EXPORTS`` table, read here, adds the
 module defining each public name that a module imports from the package (all of them for a plain
-``import lis.agent``). A stage must declare that code as dependencies — in
-the Snakefile and in dvc.yaml alike — so that a fix to a scorer re-scores, a fix to the loop
-re-runs episodes and a change to the report only re-renders; and it should declare no more, or
-unrelated edits re-run it. ``lis pipeline check`` compares the two.
+``import lis.agent``). The Snakemake rules and dvc.yaml list exactly that code as each stage's
+dependencies, so that a fix to a scorer re-scores, a fix to the loop re-runs episodes and a change to
+the report only re-renders, and an unrelated edit re-runs nothing.
 """
 from __future__ import annotations
 
 import ast
 import functools
 from pathlib import Path
-from typing import Callable
 
 from lis.util.code_version import PACKAGE_ROOT
 
@@ -92,28 +90,41 @@ def closure(module: str) -> set[str]:
     return seen
 
 
-def stage_code_files(cmd: str, command_module: Callable[[str], str]) -> set[str]:
-    """Source files (relative paths) of the code that ``cmd`` runs; ``command_module`` names the
-    module defining a command line's sub-command (lis.cli.commands.command_module)."""
-    return {module_file(m) for m in closure(command_module(cmd))}
+def _files(folder: Path) -> set[str]:
+    """Every file under ``folder`` (relative to the folder holding ``lis/``), compiled files left out."""
+    return {p.relative_to(PACKAGE_ROOT).as_posix() for p in folder.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
 
 
-def check_code_deps(cmd: str, deps: set[str], command_module: Callable[[str], str],
-                    shared: tuple[str, ...] = ()) -> list[str]:
-    """Problems with the code deps (paths under ``lis/``) that a stage declares for ``cmd``:
-    code it runs that no dep covers, and code deps it does not run (but for ``shared``: the code
-    every stage declares, lis.stages.spec.CORE, which one stage may not need all of)."""
-    code = stage_code_files(cmd, command_module)
-    declared = sorted(d.rstrip("/") for d in deps if d == "lis" or d.startswith("lis/"))
+def package_data(package_dir: Path) -> set[str]:
+    """The files a package reads beside its modules (templates, rule files): what is not Python in its
+    folder and in its sub-folders that are not packages themselves."""
+    out = set()
+    for p in package_dir.iterdir():
+        if p.is_file() and p.suffix != ".py":
+            out.add(p.relative_to(PACKAGE_ROOT).as_posix())
+        elif p.is_dir() and p.name != "__pycache__" and not (p / "__init__.py").is_file():
+            out |= _files(p)
+    return out
 
-    def covers(dep: str, f: str) -> bool:
-        return f == dep or f.startswith(dep + "/")
 
-    problems = []
-    missing = sorted(f for f in code if not any(covers(d, f) for d in declared))
-    if missing:
-        problems.append(f"runs code it does not declare as a dependency: {', '.join(missing)}")
-    unused = [d for d in declared if d not in shared and not any(covers(d, f) for f in code)]
-    if unused:
-        problems.append(f"declares code it does not run: {', '.join(unused)}")
-    return problems
+def stage_code(entry: str) -> tuple[str, ...]:
+    """The source files (paths relative to the folder holding ``lis/``) of the code that the command
+    ``entry`` (``module:function``) runs: its module's closure, with the data files of each package in it
+    (:func:`package_data`). A folder stands for its files when the stage runs every one of them. Sorted:
+    dvc.yaml and the Snakemake rules list them as they are."""
+    return _stage_code(entry.partition(":")[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _stage_code(module: str) -> tuple[str, ...]:
+    files = {module_file(m) for m in closure(module)}
+    for package in {str(Path(f).parent) for f in files}:
+        files |= package_data(PACKAGE_ROOT / package)
+    folders: list[str] = []
+    for d in sorted({str(Path(f).parent) for f in files}, key=lambda d: (d.count("/"), d)):
+        if d == "lis" or any(d.startswith(f + "/") for f in folders):
+            continue
+        if _files(PACKAGE_ROOT / d) <= files:
+            folders.append(d)
+    return tuple(sorted([*folders, *(f for f in files if not any(f.startswith(d + "/") for d in folders))]))

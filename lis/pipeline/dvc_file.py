@@ -1,8 +1,9 @@
 """``dvc.yaml``, rendered from the stage registry (:mod:`lis.stages.registry`).
 
 The file is generated: ``lis pipeline dvc --write`` writes it, ``lis pipeline dvc --check`` (and
-``lis pipeline check``, and the tests) fail when it differs from what the registry renders. Adding
-a stage is one module in ``lis/stages/`` and one Snakemake rule; this file follows.
+``lis pipeline check``, and the tests) fail when it differs from what the registry renders. A stage's
+code dependencies are computed from its command's imports (:mod:`lis.pipeline.code_deps`). Adding a
+stage is one module in ``lis/stages/`` and one Snakemake rule; this file follows.
 """
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pathlib import Path
 from typing import Callable
 
 from lis.params import BASE_ONLY
-from lis.pipeline.code_deps import check_code_deps
+from lis.pipeline.code_deps import stage_code
 from lis.stages.registry import stages
-from lis.stages.spec import CORE, Stage
+from lis.stages.spec import Stage
 
 PATH = "dvc.yaml"
 HEADER = """\
@@ -37,7 +38,7 @@ def _block(key: str, items, pad: str) -> list[str]:
 
 def _body(stage: Stage, pad: str) -> list[str]:
     lines = [f"{pad}cmd: {stage.cmd}"]
-    lines += _block("deps", (*stage.deps, *stage.code_paths), pad)
+    lines += _block("deps", (*stage.deps, *stage_code(stage.entry)), pad)
     if stage.params:
         overlay = [s for s in stage.params if s not in BASE_ONLY]
         lines += _block("params", ("profile", *stage.params), pad)
@@ -93,16 +94,4 @@ def entry_problems(root: Path, command_entry: Callable[[str], str]) -> list[str]
             continue
         if runs != stage.entry:
             out.append(f"stage {stage.name}: entry {stage.entry} but its command runs {runs}")
-    return out
-
-
-def code_problems(root: Path, command_module: Callable[[str], str], skip: set[str] = frozenset()) -> list[str]:
-    """The code-dependency problems of the registry's stages not in ``skip`` (the stages that the Snakemake
-    target instantiated, checked there): a stage whose job list is empty (``model_card`` over an empty
-    ``jobs.external``) has no job to compare, but its declaration is checked all the same."""
-    out = []
-    for stage in stages(Path(root) / "lis" / "stages"):
-        if stage.name not in skip:
-            out += [f"stage {stage.name} (lis/stages/{stage.name}.py): {p}"
-                    for p in check_code_deps(stage.cmd, set(stage.code_paths), command_module, shared=CORE)]
     return out

@@ -25,10 +25,6 @@ STAGE = Stage(
     entry="lis.cli.train_base:base",
     params=("base",),
     deps=("data/train/context/files.jsonl", "${tasks.samples_dir}"),
-    code=(
-        "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks", "lis/offline",
-        "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/base.py", "lis/cli/train_base.py",
-    ),
     outs=("data/models/base",),
 )
 

@@ -34,11 +34,6 @@ STAGE = Stage(
     entry="lis.cli.behaviour:analyse",
     params=("behaviour", "jobs"),
     deps=("data/eval",),
-    code=(
-        "lis/agent/__init__.py", "lis/agent/tools/__init__.py", "lis/agent/tools/stderr_order.py",
-        "lis/agent/trajectory.py", "lis/analysis/__init__.py", "lis/analysis/trajectories.py", "lis/analysis/behaviour",
-        "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/behaviour.py", "lis/cli/behaviour.py",
-    ),
     outs=(
         "data/analysis/behaviour.json", "data/analysis/behaviour/groups.csv",
         "data/analysis/behaviour/figure2_by_domain.csv", "data/analysis/behaviour/table4.csv",

@@ -30,8 +30,6 @@ STAGE = Stage(
     entry="lis.cli.context_tasks:context_tasks",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
-    code=("lis/context_tasks", "lis/tasks", "lis/stages/__init__.py", "lis/stages/spec.py",
-          "lis/stages/context_tasks.py", "lis/cli/context_tasks.py"),
     outs=(
         "data/train/context/files.jsonl", "data/train/context/prompt.jsonl", "data/train/context/math.jsonl",
         "data/train/context/manifest.json",

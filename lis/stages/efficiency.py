@@ -28,12 +28,6 @@ STAGE = Stage(
     entry="lis.cli.efficiency:tokens",
     params=("efficiency", "jobs"),
     deps=("data/eval",),
-    code=(
-        "lis/analysis/__init__.py", "lis/analysis/efficiency_episodes.py",
-        "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tables.py",
-        "lis/analysis/efficiency_tokens.py", "lis/analysis/trajectories.py", "lis/stages/__init__.py",
-        "lis/stages/spec.py", "lis/stages/efficiency.py", "lis/cli/efficiency.py",
-    ),
     outs=(
         "data/analysis/efficiency.json", "data/analysis/efficiency_episodes.csv",
         "data/analysis/efficiency_episodes.parquet",

@@ -1,7 +1,7 @@
 """The ``eval_inline`` stage: Eval <model> / long_context / documents in the prompt (Table 3)."""
 from __future__ import annotations
 
-from lis.stages.spec import EVAL_CODE, EVAL_PARAMS, Stage
+from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_inline",
@@ -11,7 +11,6 @@ STAGE = Stage(
     entry="lis.cli.eval:run",
     params=("sandbox", *EVAL_PARAMS),
     deps=("data/tasks/long_context.jsonl", "data/models/${item}", "data/image/manifest.json"),
-    code=EVAL_CODE,
     outs=("data/eval/${item}/long_context/sandbox_inline/trajectories.jsonl",),
     metrics=("data/eval/${item}/long_context/sandbox_inline/metrics.json",),
 )

@@ -1,7 +1,7 @@
 """The ``eval_replicate`` stage: Learning check, replicate <replicate>: <model> on the held-out context tasks."""
 from __future__ import annotations
 
-from lis.stages.spec import EVAL_CODE, EVAL_PARAMS, Stage
+from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_replicate",
@@ -17,7 +17,6 @@ STAGE = Stage(
         "data/tasks/instruct_pretrain.jsonl", "data/models/replicates/r${item.replicate}/${item.model}",
         "data/image/manifest.json",
     ),
-    code=EVAL_CODE,
     outs=("data/eval/replicates/r${item.replicate}/${item.model}/instruct_pretrain/sandbox/trajectories.jsonl",),
     metrics=("data/eval/replicates/r${item.replicate}/${item.model}/instruct_pretrain/sandbox/metrics.json",),
 )

@@ -1,7 +1,7 @@
 """The ``eval_sandbox`` stage: Eval <model> / <domain> / sandbox."""
 from __future__ import annotations
 
-from lis.stages.spec import EVAL_CODE, EVAL_PARAMS, Stage
+from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_sandbox",
@@ -11,7 +11,6 @@ STAGE = Stage(
     entry="lis.cli.eval:run",
     params=("sandbox", *EVAL_PARAMS),
     deps=("data/tasks/${item.domain}.jsonl", "data/models/${item.model}", "data/image/manifest.json"),
-    code=EVAL_CODE,
     outs=("data/eval/${item.model}/${item.domain}/sandbox/trajectories.jsonl",),
     metrics=("data/eval/${item.model}/${item.domain}/sandbox/metrics.json",),
 )

@@ -1,7 +1,7 @@
 """The ``eval_vanilla`` stage: Eval <model> / <domain> / vanilla."""
 from __future__ import annotations
 
-from lis.stages.spec import EVAL_CODE, EVAL_PARAMS, Stage
+from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_vanilla",
@@ -11,7 +11,6 @@ STAGE = Stage(
     entry="lis.cli.eval:run",
     params=EVAL_PARAMS,
     deps=("data/tasks/${item.domain}.jsonl", "data/models/${item.model}"),
-    code=EVAL_CODE,
     outs=("data/eval/${item.model}/${item.domain}/vanilla/trajectories.jsonl",),
     metrics=("data/eval/${item.model}/${item.domain}/vanilla/metrics.json",),
 )

@@ -34,7 +34,7 @@ from lis.params import Params
 from lis.runtime import agent_config, sandbox_config
 from lis.sandbox import registry
 from lis.sandbox.pool import SandboxPool
-from lis.stages.spec import GRPO_CODE, Plot, Stage
+from lis.stages.spec import Plot, Stage
 from lis.tasks.io import read_tasks
 from lis.train.grpo.columns import PLOT_COLUMNS, cell
 from lis.config.training import GrpoSection
@@ -56,7 +56,6 @@ STAGE = Stage(
     entry="lis.cli.train_grpo:grpo",
     params=("grpo", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/${item}.jsonl", "data/image/manifest.json"),
-    code=GRPO_CODE,
     outs=("data/models/grpo-${item}",),
     metrics=("data/train/runs/grpo-${item}/metrics.json",),
     plots=(Plot("data/train/runs/grpo-${item}/train_log.csv", x="step", y="reward_mean"),),
@@ -186,7 +185,7 @@ def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path
                                                            "disk_gb", "setup", "dtypes")}}
     write_json(logs / "metrics.json", metrics)
     weights = tmp / "model.safetensors"
-    manifest = stage_manifest(name, params.root, params.profile, hash_obj(settings.model_dump(exclude_unset=True)), wall, kind="grpo",
+    manifest = stage_manifest(name, params.root, params.profile, hash_obj(metrics["settings"]), wall, kind="grpo",
                               mode=mode, data=str(data), init=str(init), init_id=init_manifest.get("id"),
                               weights_sha256=sha256_file(weights) if weights.is_file() else None,
                               steps=len(rows), checkpoint_dir=str(ckpt), world_size=summary["world_size"],

@@ -2,7 +2,7 @@
 <replicate>)."""
 from __future__ import annotations
 
-from lis.stages.spec import GRPO_CODE, Plot, Stage
+from lis.stages.spec import Plot, Stage
 
 STAGE = Stage(
     name="grpo_replicate",
@@ -14,7 +14,6 @@ STAGE = Stage(
     entry="lis.cli.train_grpo:grpo",
     params=("grpo", "agent", "sandbox"),
     deps=("data/models/replicates/r${item}/sft", "data/train/context/files.jsonl", "data/image/manifest.json"),
-    code=GRPO_CODE,
     outs=("data/models/replicates/r${item}/grpo-files",),
     metrics=("data/train/runs/replicates/r${item}/grpo-files/metrics.json",),
     plots=(Plot("data/train/runs/replicates/r${item}/grpo-files/train_log.csv", x="step", y="reward_mean"),),

@@ -25,8 +25,6 @@ STAGE = Stage(
     entry="lis.cli.image:build",
     params=("image",),
     deps=("${image.context}",),
-    code=("lis/paths.py", "lis/sandbox", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/image.py",
-          "lis/cli/image.py"),
     outs=("data/image/manifest.json",),
 )
 

@@ -1,7 +1,7 @@
 """The ``llm_rl`` stage: LLM-RL baseline (context in the prompt, no tools)."""
 from __future__ import annotations
 
-from lis.stages.spec import GRPO_CODE, Plot, Stage
+from lis.stages.spec import Plot, Stage
 
 STAGE = Stage(
     name="llm_rl",
@@ -11,7 +11,6 @@ STAGE = Stage(
     entry="lis.cli.train_grpo:grpo",
     params=("grpo", "llm_rl", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/files.jsonl", "data/image/manifest.json"),
-    code=GRPO_CODE,
     outs=("data/models/llm-rl",),
     metrics=("data/train/runs/llm-rl/metrics.json",),
     plots=(Plot("data/train/runs/llm-rl/train_log.csv", x="step", y="reward_mean"),),

@@ -27,8 +27,6 @@ STAGE = Stage(
          "logs/models/${item}.log"),
     entry="lis.cli.model_card:card",
     params=("models",),
-    code=("lis/models", "lis/runtime", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/model_card.py",
-          "lis/cli/model_card.py"),
     outs=("data/models/${item}",),
 )
 

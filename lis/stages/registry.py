@@ -24,7 +24,7 @@ ORDER = ("image", "tasks", "context_tasks", "base", "teacher", "sft", "grpo", "l
          "behaviour", "efficiency", "sandbox_memory", "throughput", "storage", "report")
 FOLDER = Path(spec.__file__).parent
 NOT_STAGES = {"__init__", "spec", "registry", "evaluation"}  # evaluation: the work the eval_* stages share
-CONSTANTS = ("CORE", "SFT_CODE", "GRPO_CODE", "EVAL_CODE", "EVAL_PARAMS")  # the lists spec.py names, read from the folder's copy
+CONSTANTS = ("EVAL_PARAMS",)  # the lists spec.py names, read from the folder's copy
 
 
 def _constants(folder: Path) -> dict:

@@ -32,7 +32,6 @@ STAGE = Stage(
         "data/analysis/efficiency.json", "data/analysis/storage.json", "data/bench/throughput.json",
         "data/train/runs", "data/models",
     ),
-    code=("lis/report", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/report.py", "lis/cli/report.py"),
     outs=(
         "paper_figures/index.md", "paper_figures/index.json", "paper_figures/index.html",
         "paper_figures/tables", "paper_figures/figures", "paper_figures/trajectories",

@@ -26,12 +26,6 @@ STAGE = Stage(
     entry="lis.cli.bench_memory:memory",
     params=("sandbox_memory", "sandbox", "image"),
     deps=("data/image/manifest.json",),
-    code=(
-        "lis/paths.py", "lis/runtime/__init__.py", "lis/runtime/sandbox.py", "lis/sandbox",
-        "lis/bench/__init__.py", "lis/bench/memory.py", "lis/analysis/__init__.py",
-        "lis/analysis/efficiency_stats.py", "lis/stages/__init__.py", "lis/stages/spec.py",
-        "lis/stages/sandbox_memory.py", "lis/cli/bench_memory.py",
-    ),
     metrics=("data/bench/sandbox_memory.json",),
 )
 

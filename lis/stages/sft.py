@@ -16,7 +16,7 @@ from typing import Any
 from lis.config.training import SftSection
 from lis.errors import LisError
 from lis.params import Params
-from lis.stages.spec import SFT_CODE, Stage
+from lis.stages.spec import Stage
 from lis.util.jsonl import read_jsonl
 
 STAGE = Stage(
@@ -26,7 +26,6 @@ STAGE = Stage(
     entry="lis.cli.train_sft:sft",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
-    code=SFT_CODE,
     outs=("data/models/sft",),
 )
 

@@ -1,7 +1,7 @@
 """The ``sft_replicate`` stage: Learning check, replicate <replicate>: SFT (seed sft.seed + <replicate>)."""
 from __future__ import annotations
 
-from lis.stages.spec import SFT_CODE, Stage
+from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="sft_replicate",
@@ -16,6 +16,5 @@ STAGE = Stage(
     entry="lis.cli.train_sft:sft",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
-    code=SFT_CODE,
     outs=("data/models/replicates/r${item}/sft",),
 )

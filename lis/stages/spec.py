@@ -1,4 +1,5 @@
-"""What a pipeline stage declares (:class:`Stage`), and the code every stage runs (:data:`CORE`).
+"""What a pipeline stage declares (:class:`Stage`). The code a stage runs is not declared: it is computed from
+its command's imports (:mod:`lis.pipeline.code_deps`).
 
 Paths are written as ``dvc.yaml`` writes them: ``${profile}``, ``${item}`` / ``${item.model}`` for
 a stage run once per job (``foreach`` / ``matrix``), ``${section.key}`` for a path that params name.
@@ -7,20 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# The code every stage runs: the package root, params and their models, artifact paths, records, utilities.
-CORE = ("lis/__init__.py", "lis/errors.py", "lis/params.py", "lis/config", "lis/layout.py", "lis/manifest.py",
-        "lis/records.py", "lis/util", "lis/cli/options.py")
-# What SFT runs (the sft and sft_replicate stages: one command), and what GRPO runs (grpo, llm_rl and
-# grpo_replicate: one command).
-SFT_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/sandbox", "lis/tasks", "lis/train",
-            "lis/offline", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/sft.py", "lis/cli/train_sft.py")
-GRPO_CODE = ("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runtime", "lis/sandbox", "lis/tasks",
-             "lis/train", "lis/offline", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/grpo.py",
-             "lis/cli/train_grpo.py")
-# What an evaluation job runs, and the sections it reads.
-EVAL_CODE = ("lis/paths.py", "lis/agent", "lis/eval", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime",
-             "lis/sandbox", "lis/tasks", "lis/stages/__init__.py", "lis/stages/evaluation.py",
-             "lis/cli/eval.py")
+# The sections an evaluation job reads.
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
 
 
@@ -53,8 +41,6 @@ class Stage:
     there alone, every other one in params.yaml and in the profile overlay. Empty: it reads no params."""
     deps: tuple[str, ...] = ()
     """Its data inputs (files or folders)."""
-    code: tuple[str, ...] = ()
-    """The code it runs beside :data:`CORE` (files or folders under ``lis/``)."""
     outs: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     plots: tuple[Plot, ...] = ()
@@ -65,11 +51,6 @@ class Stage:
     ``${item.<key>}`` in paths."""
     comment: tuple[str, ...] = ()
     """Comment lines written above the stage in ``dvc.yaml``."""
-
-    @property
-    def code_paths(self) -> tuple[str, ...]:
-        """Every code dependency: :data:`CORE`, then the stage's own."""
-        return CORE + self.code
 
     @property
     def command_words(self) -> tuple[str, ...]:

@@ -20,10 +20,6 @@ STAGE = Stage(
          "data/analysis/storage.json --log logs/analysis/storage.log"),
     entry="lis.cli.efficiency_storage:storage",
     deps=("data/reference/storage_quoted.yaml", "data/image/manifest.json", "data/bench/sandbox_memory.json"),
-    code=(
-        "lis/analysis/__init__.py", "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_storage.py",
-        "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/storage.py", "lis/cli/efficiency_storage.py",
-    ),
     outs=("data/analysis/storage.json",),
 )
 

@@ -33,8 +33,6 @@ STAGE = Stage(
     entry="lis.cli.tasks:tasks",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
-    code=("lis/context_tasks", "lis/tasks", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/tasks.py",
-          "lis/cli/tasks.py"),
     outs=("data/tasks/${item}.jsonl", "data/tasks/${item}.manifest.json"),
 )
 

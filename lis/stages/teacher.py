@@ -42,9 +42,6 @@ STAGE = Stage(
     entry="lis.cli.train_teacher:teacher",
     params=("teacher", "agent", "sandbox", "models"),
     deps=("data/train/context/files.jsonl", "data/image/manifest.json", "${tasks.samples_dir}"),
-    code=("lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/rewards", "lis/runtime", "lis/sandbox",
-          "lis/tasks", "lis/offline", "lis/context_tasks", "lis/stages/__init__.py", "lis/stages/spec.py", "lis/stages/teacher.py",
-          "lis/cli/train_teacher.py"),
     outs=("data/train/teacher/trajectories.jsonl", "data/train/teacher/manifest.json"),
 )
 

@@ -32,12 +32,6 @@ STAGE = Stage(
     entry="lis.cli.throughput:throughput",
     params=("throughput", "models", "agent", "sandbox", "image"),
     deps=("data/tasks", "data/models/${throughput.model}", "data/image/manifest.json"),
-    code=(
-        "lis/paths.py", "lis/agent", "lis/models", "lis/prompts", "lis/runtime", "lis/sandbox", "lis/tasks",
-        "lis/bench/__init__.py", "lis/bench/throughput.py", "lis/analysis/__init__.py",
-        "lis/analysis/efficiency_stats.py", "lis/analysis/efficiency_tokens.py", "lis/stages/__init__.py",
-        "lis/stages/spec.py", "lis/stages/throughput.py", "lis/cli/throughput.py",
-    ),
     metrics=("data/bench/throughput.json",),
 )
 

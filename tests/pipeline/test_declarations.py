@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from lis.cli.commands import command_entry, command_module
+from lis.cli.commands import command_entry
 from lis.errors import LisError
 from lis.pipeline import compare, dvc_file, dvc_stages, snakemake_jobs
 from lis.stages import registry
@@ -42,7 +42,7 @@ def _edit_dvc(repo, fn):
 @pytest.mark.slow
 def test_check_catches_drift(repo_copy, fn, expected):
     _edit_dvc(repo_copy, fn)
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
     assert any(expected in p for p in problems), problems
     r = lis(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 1 and "difference(s)" in r.stderr
@@ -64,7 +64,7 @@ def test_a_stage_edited_without_rendering_dvc_yaml_is_caught(repo_copy):
     both the staleness and the difference it makes are named."""
     _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ', regenerate=False)
     assert dvc_file.problems(repo_copy) and "lis pipeline dvc --write" in dvc_file.problems(repo_copy)[0]
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
+    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
     assert any("params differ: only snakemake ['image']" in p for p in problems), problems
     r = lis(["lis", "pipeline", "dvc", "--check", "--root", str(repo_copy)], check=False)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "lis pipeline dvc --write" in r.stderr
@@ -76,25 +76,57 @@ def test_a_stage_edited_without_rendering_dvc_yaml_is_caught(repo_copy):
 def test_a_stage_edited_and_rendered_is_declared_alike(repo_copy):
     """One edit in lis/stages (and `lis pipeline dvc --write`) changes both declarations."""
     _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ')
-    assert compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module) == []
+    assert compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy)) == []
     report = next(d for d in dvc_stages(repo_copy) if "paper_figures/index.md" in d.outs)
     assert "image" in report.params
 
 
-@pytest.mark.slow
-def test_code_a_stage_runs_but_does_not_declare_is_caught(repo_copy):
-    """Both declarations agree (one source), but it does not declare the scorers the eval stages run."""
-    _edit_stage(repo_copy, "spec", '"lis/models", "lis/prompts", "lis/rewards", "lis/runtime",',
-                '"lis/models", "lis/prompts", "lis/runtime",')
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
-    assert any("runs code it does not declare as a dependency: lis/rewards/" in p for p in problems), problems
+def test_a_stages_code_is_what_its_command_imports():
+    """The code deps are computed from each command's imports: the scorers and the prompt templates for an
+    evaluation, the templates for the report and not the agent loop, the card's code without the sandbox; a
+    folder stands for its files only when the stage runs all of them."""
+    from lis.pipeline.code_deps import package_data, stage_code
+
+    def deps(name):
+        return stage_code(registry.stage(name).entry)
+
+    ev = deps("eval_sandbox")
+    assert any(f.startswith("lis/rewards/") or f == "lis/rewards" for f in ev), ev
+    assert any(f.startswith("lis/prompts/templates") for f in ev) and "lis/cli/eval.py" in ev
+    report = deps("report")
+    assert "lis/report/templates" in report and "lis/agent/loop.py" not in report and "lis/cli/report.py" in report
+    card = deps("model_card")
+    assert not any(f.startswith("lis/sandbox") for f in card) and "lis/cli/model_card.py" in card
+    assert "lis/analysis/behaviour/patterns.yaml" in package_data(ROOT / "lis" / "analysis" / "behaviour")
+    for f in report:  # a folder only when every file under it is run
+        assert (ROOT / f).exists(), f
+    lazy = deps("behaviour")  # `from lis.agent import ...` through the package's EXPORTS: the defining modules
+    assert "lis/agent/trajectory.py" in lazy and "lis/agent/loop.py" not in lazy
 
 
-@pytest.mark.slow
-def test_code_a_stage_declares_but_does_not_run_is_caught(repo_copy):
-    _edit_stage(repo_copy, "report", 'code=("lis/report", ', 'code=("lis/agent", "lis/report", ')
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy), command_module)
-    assert any("declares code it does not run: lis/agent" in p for p in problems), problems
+def test_an_import_added_to_a_command_joins_its_code_deps(tmp_path, monkeypatch):
+    """A module the command starts importing becomes a dependency with no declaration edited: the closure is
+    read from the source each time (here a copy of the package whose report command imports the agent loop)."""
+    import importlib
+    import sys
+
+    from lis.pipeline import code_deps
+
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "lis", copy / "lis", ignore=shutil.ignore_patterns("__pycache__"))
+    cli = copy / "lis" / "cli" / "report.py"
+    cli.write_text(cli.read_text() + "\n\ndef _late():\n    from lis.agent import loop  # noqa: F401\n")
+    assert "lis/agent/loop.py" not in code_deps.stage_code("lis.cli.report:report")
+    for name in [m for m in sys.modules if m == "lis" or m.startswith("lis.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(copy))
+    try:
+        fresh = importlib.import_module("lis.pipeline.code_deps")
+        assert fresh.PACKAGE_ROOT == copy and fresh is not code_deps
+        assert "lis/agent/loop.py" in fresh.stage_code("lis.cli.report:report")
+    finally:  # the copy's modules leave with the test (those it replaced come back with monkeypatch)
+        for name in [m for m, mod in sys.modules.items() if str(getattr(mod, "__file__", "")).startswith(str(copy))]:
+            del sys.modules[name]
 
 
 def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
@@ -105,28 +137,6 @@ def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
     path.write_text(path.read_text().replace('entry="lis.cli.report:report"', 'entry="lis.cli.view:view"'))
     assert dvc_file.entry_problems(tmp_path, command_entry) == [
         "stage report: entry lis.cli.view:view but its command runs lis.cli.report:report"]
-
-
-def test_a_stage_without_jobs_has_its_code_checked_all_the_same(tmp_path):
-    """``model_card`` runs once per ``jobs.external`` entry, none by default: no job to compare, so its
-    declaration is checked from the registry (a wrong one went unseen before). The code every stage
-    declares (CORE) is not held against a stage that runs less of it."""
-    assert dvc_file.code_problems(ROOT, command_module) == []
-    copy = tmp_path / "lis" / "stages"
-    shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = copy / "model_card.py"
-    path.write_text(path.read_text().replace('code=("lis/models", ', 'code=("lis/sandbox", "lis/models", '))
-    assert dvc_file.code_problems(tmp_path, command_module) == [
-        "stage model_card (lis/stages/model_card.py): declares code it does not run: lis/sandbox"]
-    assert dvc_file.code_problems(tmp_path, command_module, skip={"model_card"}) == []
-    other = tmp_path / "other"  # another folder: the registry reads each folder once
-    shutil.copytree(ROOT / "lis" / "stages", other / "lis" / "stages", ignore=shutil.ignore_patterns("__pycache__"))
-    path = other / "lis" / "stages" / "model_card.py"  # the card back in `lis model`'s module, beside `random`
-    path.write_text(path.read_text().replace('entry="lis.cli.model_card:card"', 'entry="lis.cli.model:random"')
-                    .replace("lis model card", "lis model random").replace('"lis/cli/model_card.py"', '"lis/cli/model.py"'))
-    problems = dvc_file.code_problems(other, command_module)
-    assert "stage model_card (lis/stages/model_card.py): runs code it does not declare as a dependency: " \
-           "lis/offline/__init__.py, lis/offline/random_model.py" in problems, problems
 
 
 def test_the_registry_refuses_a_stage_it_does_not_list(tmp_path):
@@ -162,4 +172,4 @@ def test_the_learning_check_over_seeds_is_declared_alike(repo_copy):
     assert names == ["eval_replicate"] * 4 + ["grpo_replicate"] * 2 + ["sft_replicate"] * 2, names
     report = next(j for j in snake if j.name == "report")
     assert "data/eval/replicates/r2/grpo-files/instruct_pretrain/sandbox/trajectories.jsonl" in report.deps
-    assert compare(snake, dvc_stages(repo_copy), command_module) == []
+    assert compare(snake, dvc_stages(repo_copy)) == []

@@ -13,6 +13,7 @@ from lis.errors import LisError
 from lis.params import load
 from lis.stages import registry
 from lis.stages import report as stage
+from lis.pipeline.code_deps import stage_code
 from tests.conftest import lis
 from tests.report.build_inputs import build_all, make_project
 
@@ -56,4 +57,4 @@ def test_an_input_other_than_the_declared_one_is_refused():
 def test_the_registry_reads_the_declaration_the_module_holds():
     """The registry reads STAGE without importing the module; importing it gives the same object."""
     assert registry.stage("report") == stage.STAGE
-    assert "lis/stages/report.py" in stage.STAGE.code and stage.STAGE.entry == "lis.cli.report:report"
+    assert "lis/stages/report.py" in stage_code(stage.STAGE.entry) and stage.STAGE.entry == "lis.cli.report:report"

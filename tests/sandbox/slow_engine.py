@@ -9,7 +9,8 @@ import socket
 import threading
 import time
 
-ENGINE_SOCK = "/var/run/docker.sock"
+_HOST = os.environ.get("DOCKER_HOST", "")
+ENGINE_SOCK = _HOST[len("unix://"):] if _HOST.startswith("unix://") else "/var/run/docker.sock"  # the engine's socket
 
 
 class SlowEngine:

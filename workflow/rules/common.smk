@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from lis.params import load as load_params
+from lis.pipeline.code_deps import stage_code as code_of
 from lis.stages.registry import stage as registry_stage
 
 # `lis` is the command of the interpreter running Snakemake (the venv), even when it is not activated.
@@ -36,16 +37,16 @@ def files_under(folder):
     return sorted(p.as_posix() for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
-# Each rule's code inputs and params come from its stage's declaration in lis/stages/ (the
-# registry dvc.yaml is rendered from): a fix to a scorer re-scores, a fix to the loop re-runs
-# episodes, a change to the report only re-renders. `lis pipeline check` proves the code a stage
-# declares is the code its command imports, and that the rule and dvc.yaml agree.
+# Each rule's params come from its stage's declaration in lis/stages/ (the registry dvc.yaml is rendered
+# from), its code inputs from its command's imports (lis/pipeline/code_deps.py, as dvc.yaml's): a fix to a
+# scorer re-scores, a fix to the loop re-runs episodes, a change to the report only re-renders.
+# `lis pipeline check` proves the rule and dvc.yaml agree.
 STAGES_DIR = Path(workflow.basedir) / "lis" / "stages"
 
 
 def stage_code(name):
-    """The source files of the code stage ``name`` runs (lis/stages/<name>.py: CORE + its code)."""
-    return code(*registry_stage(name, STAGES_DIR).code_paths)
+    """The source files of the code stage ``name`` runs: its command's module and what it imports."""
+    return code(*code_of(registry_stage(name, STAGES_DIR).entry))
 
 
 def code(*paths):
