@@ -26,6 +26,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, accura
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox as current_sandbox
 
+from lis.config.agent import Judge as JudgeSettings
 from lis.inspect.dataset import task_for
 from lis.inspect.model_bridge import InspectChatModel
 from lis.inspect.settings import load_params
@@ -48,15 +49,20 @@ def ci95() -> Metric:
     return compute
 
 
-def judge_model(settings: dict[str, Any]) -> Judge | None:
-    """The LLM judge: Inspect's ``judge`` role model with the params' judge settings; None without the role."""
+def judge_model(conf: JudgeSettings | None) -> Judge | None:
+    """The LLM judge: Inspect's ``judge`` role model with the params' ``scoring.judge`` settings (null there:
+    the section model's defaults); None without the role."""
     bound = model_roles().get(JUDGE_ROLE)
     if isinstance(bound, list):
         bound = bound[0] if bound else None
     if bound is None:
         return None
-    return Judge(InspectChatModel(bound), repeats=int(settings.get("repeats", 4)),
-                 temperature=float(settings.get("temperature", 0.7)), max_tokens=settings.get("max_tokens", 16384))
+
+    def knob(name: str) -> Any:
+        return getattr(conf, name) if conf is not None else JudgeSettings.model_fields[name].default
+
+    return Judge(InspectChatModel(bound), repeats=knob("repeats"), temperature=float(knob("temperature")),
+                 max_tokens=knob("max_tokens"))
 
 
 async def _answer(state: TaskState, task, mode: str) -> str:
@@ -77,9 +83,9 @@ def lis_scorer(mode: str = "sandbox", profile: str | None = None, params: str | 
     """lis's scorer of the sample's domain (see the module doc). ``ifbench_variant``: ifbench8 | lis5
     (default: the profile's ``scoring.ifbench_variants``)."""
     p = load_params(params, profile)
-    sec = p.section("scoring")
-    variant = ifbench_variant or sec["ifbench_variants"]
-    judge_settings = dict(sec.get("judge") or {})
+    sec = p.settings("scoring")
+    variant = ifbench_variant or sec.ifbench_variants
+    judge_settings = sec.judge
 
     async def score(state: TaskState, target: Target) -> Score:
         task = task_for(state.metadata)

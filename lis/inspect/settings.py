@@ -23,8 +23,8 @@ def agent_settings(params, domain: str, mode: str, box: SandboxConfig | None,
     sandbox ``box`` (a lis sandbox's config; None with another provider: the ``sandbox`` section's;
     vanilla mode: none, as in ``lis eval run``), then the caller's ``overrides`` that are not None."""
     if box is None and mode != "vanilla":
-        sec = params.section("sandbox")
-        box = SandboxConfig(command_timeout_s=float(sec["command_timeout_s"]),
-                            limits=Limits(max_output_bytes=int(sec["limits"]["max_output_bytes"])))
+        sec = params.settings("sandbox")
+        box = SandboxConfig(command_timeout_s=float(sec.command_timeout_s),
+                            limits=Limits(max_output_bytes=sec.limits.max_output_bytes))
     cfg = agent_config(params, domain=domain, sandbox=box)
     return dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})

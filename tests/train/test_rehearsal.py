@@ -41,7 +41,7 @@ def test_one_grpo_step_of_the_full_profile_rehearses_on_a_random_qwen3(one_step,
     assert r.returncode == 0 and report["ok"] and not failed, (failed, r.stderr[-3000:])
     assert report["parts"] == ["grpo:local-full"] and report["steps"] == 1 and not report["sft"]
     assert len(report["grpo"]["local-full"]["steps"]) == 1 and len(report["checks"]) == 6
-    bad = [c for c in paper_checks(report, full.section("grpo")) if not c["ok"]]
+    bad = [c for c in paper_checks(report, full.settings("grpo")) if not c["ok"]]
     assert not bad, bad
     st = report["grpo"]["local-full"]["steps"][0]
     assert st["outcomes"] == OUTCOMES and st["faults"] == {"turn_budget": 24} and st["malformed_calls"] >= 8, st
@@ -49,7 +49,7 @@ def test_one_grpo_step_of_the_full_profile_rehearses_on_a_random_qwen3(one_step,
 
 def test_the_paper_checks_catch_a_report_that_breaks_them(one_step, full):
     _, report = one_step
-    names = lambda rep: [c["check"] for c in paper_checks(rep, full.section("grpo")) if not c["ok"]]  # noqa: E731
+    names = lambda rep: [c["check"] for c in paper_checks(rep, full.settings("grpo")) if not c["ok"]]  # noqa: E731
     bad = copy.deepcopy(report)
     bad["grpo"]["local-full"]["steps"][0]["outcomes"]["wrong"] = 15
     assert any("each step 24 submitted" in n for n in names(bad))

@@ -166,26 +166,20 @@ def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShap
             return read_shape(folder, model), f"models.{model} ({folder})"
         raise LisError(f"--model {model}: no such file, model folder or models entry",
                        "give a config JSON (data/model_configs/), a folder holding config.json, or a models entry")
-    base = params.section("base")
-    source = base.get("source")
-    if source == "hub":
-        hub = str((base.get("hub") or {}).get("model") or "")
+    base = params.settings("base")
+    if base.source == "hub":
+        hub = base.hub.model
         cfg = root / CONFIGS_DIR / f"{hub.rsplit('/', 1)[-1].lower()}.json"
         if not cfg.is_file():
             raise LisError(f"no shape for base.hub.model {hub!r} (looked for {cfg.relative_to(root)})",
                            f"add its config.json to {CONFIGS_DIR}/ or give --model")
         return read_shape(cfg), f"base.hub.model {hub} ({cfg.relative_to(root)})"
-    if source == "tiny":
-        t = base.get("tiny") or {}
-        arch = dict(t.get("arch") or {})
-        arch = {**DEFAULT_ARCH, **arch}
+    if base.source == "tiny":
         # the model has a row per token of the tiny tokenizer: its BPE vocabulary (base.tiny.vocab_size,
         # special tokens included) plus the tokens added after training (4,102 rows for 4,096)
-        cfg = {**arch, "vocab_size": int(t.get("vocab_size", 4096)) + len(ADDED_TOKENS), "model_type": "qwen3",
-               "tie_word_embeddings": True}
+        cfg = {**DEFAULT_ARCH, **base.tiny.arch.model_dump(), "vocab_size": base.tiny.vocab_size + len(ADDED_TOKENS),
+               "model_type": "qwen3", "tie_word_embeddings": True}
         return ModelShape.from_config(cfg, name="tiny"), "base.tiny.arch"
-    if source == "path":
-        if not base.get("path"):
-            raise LisError("base.source is path but base.path is empty", "set base.path or give --model")
-        return read_shape(root / base["path"]), f"base.path {base['path']}"
-    raise LisError(f"cannot tell the model of base.source {source!r}", "give --model")
+    if base.source == "path":  # the section's model refuses source path without a path
+        return read_shape(root / base.path), f"base.path {base.path}"
+    raise LisError(f"cannot tell the model of base.source {base.source!r}", "give --model")

@@ -1,7 +1,7 @@
 """What a rehearsal's report must show beyond its own step checks: the paper's settings as configured,
 each step's outcomes, the server configuration's LoRA and importance sampling, SFT's settings.
 
-    checks = paper_checks(report, load(root, profile="full").section("grpo"))
+    checks = paper_checks(report, load(root, profile="full").settings("grpo"))
     calibrate(params, out)      # the whole rehearsal with these checks (`lis bench all`'s rehearsal)
 
 Each check is ``{"check": what must hold, "ok": bool, "value": what was found}``, over the parts the
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lis.config.training import GrpoSection
 from lis.params import load
 from lis.train.rehearsal.run import rehearse
 
@@ -24,7 +25,7 @@ def _check(checks: list[dict[str, Any]], name: str, ok: bool, value: Any) -> Non
     checks.append({"check": name, "ok": bool(ok), "value": value})
 
 
-def paper_checks(report: dict[str, Any], full_grpo: dict[str, Any]) -> list[dict[str, Any]]:
+def paper_checks(report: dict[str, Any], full_grpo: GrpoSection) -> list[dict[str, Any]]:
     """The checks (module doc) of ``report`` against the full profile's grpo section ``full_grpo``."""
     checks: list[dict[str, Any]] = []
     parts = report.get("parts", [])
@@ -48,7 +49,7 @@ def paper_checks(report: dict[str, Any], full_grpo: dict[str, Any]) -> list[dict
                (s["clip_low"], s["clip_high"], s["clip_dual"], s["lr"]) == (0.2, 0.28, 3.0, 1e-6),
                [s["clip_low"], s["clip_high"], s["clip_dual"], s["lr"]])
         _check(checks, f"grpo {name}: the full profile's engine budget, no prompt dropped",
-               s["engine"] == full_grpo["engine"] and g["prompts_dropped"] == 0,
+               s["engine"] == full_grpo.engine.model_dump() and g["prompts_dropped"] == 0,
                {"engine": s["engine"], "prompts_dropped": g["prompts_dropped"]})
         _check(checks, f"grpo {name}: each step {OUTCOMES['submitted']} submitted / {OUTCOMES['wrong']} wrong / "
                f"{OUTCOMES['policy_fault']} policy faults (turn budget) / no infrastructure error, >= 8 malformed calls",
@@ -75,7 +76,7 @@ def calibrate(params, out: Path, *, steps: int = 2, threads: int = 2) -> dict[st
     """The whole rehearsal of ``params`` (the full profile) into ``out``, its own checks and
     :func:`paper_checks`; the numbers: wall times, step times, losses, importance ratios, peak RSS."""
     report = rehearse(params, out, steps=steps, threads=threads)
-    full = load(params.root, profile="full").section("grpo")
+    full = load(params.root, profile="full").settings("grpo")
     checks = [dict(c) for c in report["checks"]] + paper_checks(report, full)
     numbers = {k: report[k] for k in ("profile", "model", "sandbox_backend", "parts", "steps", "wall_s", "peak_rss_mb")}
     numbers["sft"] = {k: {f: v[f] for f in ("steps", "loss", "wall_s", "parameters")} for k, v in report["sft"].items()}
