@@ -14,7 +14,6 @@ from lis.config.tasks import ContextSection
 from lis.params import section_model
 
 WHERE = "tasks.context"
-SEED_DATASET = ContextSection().seed_collection.dataset
 
 
 def settings_from(sec: dict[str, Any] | None) -> ContextSection:

@@ -19,10 +19,8 @@ from typing import Any
 from lis.config.training import Lora
 from lis.errors import LisError
 
-TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # a Qwen3 layer's
 
-
-def lora_config(lora: "Lora", where: str = "grpo.lora") -> Any:
+def lora_config(lora: Lora, where: str = "grpo.lora") -> Any:
     """peft's ``LoraConfig`` of a validated ``lora`` params block; None for rank 0."""
     if lora.rank <= 0:
         return None
