@@ -4,8 +4,8 @@
 #   snakemake --cores all paper --config profile=ci   # another profile overlay (workflow/params/<name>.yaml)
 #   snakemake --profile workflow/profiles/slurm paper # on a Slurm cluster
 #
-# Every rule runs one `lis <stage>` command; dvc.yaml declares the same stages, and
-# `lis pipeline check` (run by the tests) proves the two declarations agree.
+# Every rule runs one `lis <stage>` command. The rules (workflow/rules/stages.smk) and dvc.yaml are rendered
+# from the stages' declarations in lis/stages/; `lis pipeline check` (run by the tests) says they are current.
 configfile: "params.yaml"
 
 
@@ -14,13 +14,7 @@ envvars:
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/image.smk"
-include: "workflow/rules/tasks.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/eval.smk"
-include: "workflow/rules/replicates.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/stages.smk"  # GENERATED from lis/stages/ (`lis pipeline write`)
 
 
 rule paper:

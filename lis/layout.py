@@ -61,6 +61,7 @@ EFFICIENCY_EPISODES_PARQUET = "data/analysis/efficiency_episodes.parquet"
 STORAGE = "data/analysis/storage.json"
 SANDBOX_MEMORY = "data/bench/sandbox_memory.json"
 THROUGHPUT = "data/bench/throughput.json"
+STAGE_FILE = "data/stages/{stage}/{name}"  # a stage's own outputs, until other code reads them by name
 REPORT_DIR = "paper_figures"
 REPORT_FILE = "paper_figures/{name}"
 

@@ -337,20 +337,67 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
             if isinstance(overlay.get(section), dict) and key in overlay[section]:
                 raise ParamsError(f"{rel}: '{section}.{key}' cannot be set in a profile overlay (dvc.yaml names a "
                                   f"dependency after it)", f"set it in {PARAMS_FILE}")
-    missing = [s for s in sections if s not in overlay and s not in BASE_ONLY]
+    missing = [s for s in sections if s not in overlay and s in overlay_sections(root)]
     if missing:
         raise ParamsError(f"{rel}: missing section(s) {', '.join(missing)}",
-                          f"every overlay names every section; add `{missing[0]}: {{}}` when it overrides nothing")
+                          f"another overlay sets {missing[0]}, and DVC tracks a section in every overlay or in none; "
+                          f"add `{missing[0]}: {{}}`")
     for key, val in overlay.items():
         if val is not None and not isinstance(val, dict):
             raise ParamsError(f"{rel}: {key}: expected a mapping (use {{}} to override nothing), got {val!r}")
     merged = deep_merge(base, {k: v for k, v in overlay.items() if v})
     merged["profile"] = name
-    validate(merged, schema, rel)
-    _check_models(merged, rel)
-    _check_sandbox_limits(merged, f"{pfile.name} + {rel}", _defaults(schema, ("sandbox", "limits")))
-    _check_jobs(merged, pfile.name)
+    _check_merged(merged, schema, rel, f"{pfile.name} + {rel}", pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
+
+
+def _check_merged(merged: dict, schema: dict, source: str, limits_source: str, jobs_source: str) -> None:
+    validate(merged, schema, source)
+    _check_models(merged, source)
+    _check_sandbox_limits(merged, limits_source, _defaults(schema, ("sandbox", "limits")))
+    _check_jobs(merged, jobs_source)
+
+
+def with_overrides(params: Params, sets: list[str] | tuple[str, ...]) -> Params:
+    """``params`` with a command line's ``--set KEY=VALUE`` applied (``sft.lr=1e-4``; VALUE is YAML) and
+    checked as a params file is; a one-line ParamsError naming a bad one."""
+    if not sets:
+        return params
+    data = copy.deepcopy(params.data)
+    for item in sets:
+        key, eq, text = item.partition("=")
+        path = [k for k in key.strip().split(".") if k]
+        if not eq or not path:
+            raise ParamsError(f"--set {item!r}: expected KEY=VALUE", "write --set section.key=value, e.g. --set sft.lr=1e-4")
+        if path[0] in TOP_KEYS:
+            raise ParamsError(f"--set {key}: the profile is chosen with --profile", "use --profile NAME")
+        if path[0] not in params.sections:
+            raise ParamsError(f"--set {key}: unknown section '{path[0]}' (sections: {', '.join(params.sections)})",
+                              "name a section of params.yaml")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise ParamsError(f"--set {key}: {text!r} is not a YAML value", "quote it: --set 'key=\"text\"'") from None
+        node = data
+        for part in path[:-1]:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[path[-1]] = value
+    _check_merged(data, _read_yaml(params.root / SCHEMA_FILE), "--set", "--set", "--set")
+    return Params(root=params.root, profile=params.profile, data=data, sections=params.sections)
+
+
+def overlay_sections(root: Path) -> set[str]:
+    """The sections the overlay files of ``root`` name (``extends`` overlays aside). A section is named by
+    every such overlay or by none: dvc.yaml tracks it in the profile's overlay only then (DVC refuses a
+    tracked key that the file lacks), and a section no overlay changes is one entry in params.yaml."""
+    named: set[str] = set()
+    for path in sorted((Path(root) / OVERLAY_DIR).glob("*.yaml")):
+        data = _read_yaml(path) or {}
+        if isinstance(data, dict) and "extends" not in data:
+            named |= {k for k in data if k not in TOP_KEYS and k not in BASE_ONLY}
+    return named
 
 
 def _read_overlay(root: Path, name: str, profiles: list[str]) -> tuple[dict, str]:

@@ -75,16 +75,24 @@ def test_unknown_key_lists_allowed_keys(proj):
 
 
 def test_overlay_errors_name_the_overlay_file(proj):
-    edit(proj / "workflow/params/ci.yaml", lambda d: d["image"].update(uid=-3))
+    edit(proj / "workflow/params/ci.yaml", lambda d: d.update(image={"uid": -3}))
     with pytest.raises(ParamsError, match=r"workflow/params/ci.yaml: image.uid"):
         load(proj, profile="ci")
 
 
-def test_overlay_must_name_every_section(proj):
-    edit(proj / "workflow/params/ci.yaml", lambda d: d.pop("report"))
+def test_an_overlay_names_a_section_that_another_overlay_sets(proj):
+    """DVC tracks a section in the profile's overlay when the overlays name it: then every one must."""
+    edit(proj / "workflow/params/ci.yaml", lambda d: d.pop("sft"))
     with pytest.raises(ParamsError) as e:
         load(proj, profile="ci")
-    assert "ci.yaml: missing section(s) report (every overlay names every section; add `report: {}`" in e.value.one_line()
+    assert ("ci.yaml: missing section(s) sft (another overlay sets sft, and DVC tracks a section in every overlay "
+            "or in none; add `sft: {}`") in e.value.one_line()
+
+
+def test_a_section_no_overlay_sets_is_named_in_params_yaml_alone(proj):
+    for name in ("ci", "smoke", "full"):
+        assert "scoring" not in yaml.safe_load((proj / f"workflow/params/{name}.yaml").read_text())
+    assert load(proj, profile="ci").settings("scoring") == load(proj, profile="full").settings("scoring")
 
 
 def test_overlay_cannot_invent_sections_or_set_profile(proj):

@@ -19,7 +19,7 @@
     lis report                      last stage: paper_figures/
     lis view                        trajectories as static HTML pages (index + one page per episode)
     lis export inspect              eval jobs as Inspect logs (inspect view)
-    lis pipeline check              Snakefile rules and dvc.yaml stages declare the same things
+    lis pipeline check|write        dvc.yaml and the Snakemake rules, rendered from lis/stages/
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from pathlib import Path
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from lis.cli import boundary
+from lis.cli import boundary, stage_command
 from lis.cli.options import STAGE_SECTIONS
 from lis.errors import LisError
 from lis.sandbox import registry
@@ -63,6 +63,8 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
         STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
+        if stage_command.is_generated(stage.entry):
+            GENERATED[stage.entry] = stage
         if len(words) == 1:
             top[words[0]] = stage.entry
         else:
@@ -70,10 +72,13 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     return top, {g: (module, sub.get(g, {})) for g, module in GROUP_MODULES.items()}
 
 
+GENERATED: dict = {}  # entry -> stage, for the stages whose command is made from their declaration
 COMMANDS, GROUPS = _commands()
 
 
 def _attr(target: str):
+    if target in GENERATED:
+        return stage_command.command(GENERATED[target])
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -100,6 +105,8 @@ def command_callback(name: str):
 def _help_text(name: str) -> str:
     """What ``lis --help`` lists for ``name``, read from the source without importing it: the
     command function's docstring, or the group's ``typer.Typer(help=...)``."""
+    if COMMANDS.get(name) in GENERATED:
+        return GENERATED[COMMANDS[name]].title
     module, _, func = (COMMANDS[name] if name in COMMANDS else GROUPS[name][0] + ":").partition(":")
     spec = importlib.util.find_spec(module)
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))

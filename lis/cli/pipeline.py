@@ -1,53 +1,34 @@
-"""``lis pipeline``: the pipeline's declarations — the stage registry (lis/stages), the dvc.yaml it
-renders, the Snakefile — and the check that they agree."""
+"""``lis pipeline``: the files rendered from the stages' declarations (lis/stages/): dvc.yaml and the
+Snakemake rules (workflow/rules/stages.smk)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
 from lis.cli.commands import command_entry
-from lis.errors import LisError
-from lis.pipeline import compare, dvc_file, dvc_stages, snakemake_jobs
+from lis.pipeline import problems, write as write_files
 
-app = typer.Typer(help="The pipeline's declarations: the stage registry, dvc.yaml rendered from it, the Snakefile.",
-                  no_args_is_help=True)
+app = typer.Typer(help="The files rendered from lis/stages/: dvc.yaml and the Snakemake rules.", no_args_is_help=True)
 Root = typer.Option(Path("."), "--root", help="Repository root.")
 
 
 @app.command("check")
-def check(root: Path = Root,
-          target: str = typer.Option("paper", "--target", help="Snakemake target whose jobs are compared.")) -> None:
-    """Check the declarations: dvc.yaml is what lis/stages renders, each stage's entry is the function
-    its command runs, and every Snakemake job of TARGET has the command, dependencies, params and
-    outputs of its dvc.yaml stage (the code it runs among its dependencies)."""
+def check(root: Path = Root) -> None:
+    """Check that dvc.yaml and workflow/rules/stages.smk are what lis/stages renders, that each stage's
+    entry is the function its command runs, and that every path a stage declares is in lis/layout.py."""
 
-    root = root.resolve()
-    problems = dvc_file.problems(root) + dvc_file.entry_problems(root, command_entry)
-    snake, dvc = snakemake_jobs(root, target), dvc_stages(root)
-    problems += compare(snake, dvc)
-    for p in problems:
+    found = problems(root.resolve(), command_entry)
+    for p in found:
         typer.echo(p, err=True)
-    if problems:
-        typer.echo(f"{len(problems)} difference(s) between lis/stages, the Snakefile and dvc.yaml", err=True)
+    if found:
+        typer.echo(f"{len(found)} problem(s) in the pipeline's declarations", err=True)
         raise typer.Exit(1)
-    typer.echo(f"ok: {len(dvc)} stage(s) declared identically in lis/stages, the Snakefile and dvc.yaml")
+    typer.echo("ok: dvc.yaml and workflow/rules/stages.smk are what lis/stages/ renders")
 
 
-@app.command("dvc")
-def dvc(root: Path = Root,
-        write: bool = typer.Option(False, "--write", help="Write dvc.yaml from lis/stages."),
-        check: bool = typer.Option(False, "--check", help="Exit 2 when dvc.yaml is not what lis/stages renders.")) -> None:
-    """Print dvc.yaml as lis/stages renders it (or write the file, or check it)."""
+@app.command("write")
+def write(root: Path = Root) -> None:
+    """Render dvc.yaml and workflow/rules/stages.smk from lis/stages/ (after editing a stage's module)."""
 
-    text = dvc_file.render(root)
-    path = root / dvc_file.PATH
-    if write:
-        path.write_text(text, encoding="utf-8")
+    for path in write_files(root.resolve()):
         typer.echo(f"wrote {path}")
-    elif check:
-        problems = dvc_file.problems(root)
-        if problems:
-            raise LisError(problems[0].split(": run")[0], "run `lis pipeline dvc --write` after editing lis/stages/")
-        typer.echo(f"ok: {path} is up to date")
-    else:
-        typer.echo(text.rstrip())

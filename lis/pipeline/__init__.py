@@ -1,4 +1,4 @@
-"""The pipeline's two declarations (Snakefile rules, dvc.yaml stages) and the check that they agree."""
-from lis.pipeline.check import StageDecl, compare, dvc_stages, snakemake_jobs
+"""The files rendered from the stage registry (dvc.yaml, the Snakemake rules) and the check that they are current."""
+from lis.pipeline.check import problems, stale, write
 
-__all__ = ["StageDecl", "compare", "dvc_stages", "snakemake_jobs"]
+__all__ = ["problems", "stale", "write"]

@@ -113,12 +113,17 @@ def stage_code(entry: str) -> tuple[str, ...]:
     ``entry`` (``module:function``) runs: its module's closure, with the data files of each package in it
     (:func:`package_data`). A folder stands for its files when the stage runs every one of them. Sorted:
     dvc.yaml and the Snakemake rules list them as they are."""
-    return _stage_code(entry.partition(":")[0])
+    module = entry.partition(":")[0]
+    # a stage module's own `run`: its command is made from the declaration (lis/cli/stage_command.py)
+    return _stage_code((module, GENERATOR) if module.startswith("lis.stages.") else (module,))
+
+
+GENERATOR = "lis.cli.stage_command"
 
 
 @functools.lru_cache(maxsize=None)
-def _stage_code(module: str) -> tuple[str, ...]:
-    files = {module_file(m) for m in closure(module)}
+def _stage_code(modules: tuple[str, ...]) -> tuple[str, ...]:
+    files = {module_file(m) for module in modules for m in closure(module)}
     for package in {str(Path(f).parent) for f in files}:
         files |= package_data(PACKAGE_ROOT / package)
     folders: list[str] = []

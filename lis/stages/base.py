@@ -1,8 +1,8 @@
 """The ``base`` stage: the starting model in data/models/base (params ``base``) — the tiny offline Qwen3
 built here (random weights, its own tokenizer), a hub model at a revision, or a local folder.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the params' ``base`` section as
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the params' ``base`` section as
 :class:`Settings`) and :func:`run`, which builds, downloads or copies the model
 (:mod:`lis.offline.base`). ``lis train base`` calls both.
 """
@@ -20,6 +20,8 @@ from lis.offline.base import build_base, copy_base, fetch_hub_base
 
 STAGE = Stage(
     name="base",
+    title="Base model (${profile})",
+    priority=50,
     cmd=("lis train base --out data/models/base --context-tasks data/train/context/files.jsonl "
          "--profile ${profile} --log logs/train/base.log"),
     entry="lis.cli.train_base:base",

@@ -1,8 +1,8 @@
 """The ``behaviour`` stage: how models use the computer — external resources, files, computation, turns
 (Figure 2, Tables 4, 8, 9; docs/behaviour.md).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the ``behaviour`` section, from the params
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the ``behaviour`` section, from the params
 or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` calls.
 """
 from __future__ import annotations
@@ -28,6 +28,8 @@ from lis.util.progress import at, Progress
 
 STAGE = Stage(
     name="behaviour",
+    title="Behaviour: external resources, files, computation, turns (Figure 2, Tables 4, 8, 9)",
+    inputs="lis.pipeline.rule_inputs:behaviour",
     cmd=("lis behaviour analyse --jobs --eval-root data/eval --out data/analysis/behaviour.json "
          "--csv-dir data/analysis/behaviour --turns-out data/analysis/behaviour/turns.jsonl --profile "
          "${profile} --log logs/analysis/behaviour.log"),

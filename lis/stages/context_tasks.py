@@ -1,7 +1,7 @@
 """The ``context_tasks`` stage: Context tasks for RL (train split; files, prompt and math variants).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve`, which turns the params (``tasks.context``)
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve`, which turns the params (``tasks.context``)
 into :class:`Settings`, and :func:`run`, which builds the train split of the context tasks, writes its
 three variants (``files``, ``prompt``, ``math``) and a manifest. ``lis context-tasks`` calls both.
 """
@@ -25,6 +25,7 @@ from lis.util.hashing import hash_obj
 
 STAGE = Stage(
     name="context_tasks",
+    title="Context tasks for RL (train split; files, prompt and math variants)",
     cmd=("lis context-tasks --out-dir data/train/context --profile ${profile} --log "
          "logs/train/context_tasks.log"),
     entry="lis.cli.context_tasks:context_tasks",

@@ -1,8 +1,8 @@
 """The ``efficiency`` stage: prompt, model and environment tokens; environment time (Tables 10, 11;
 docs/efficiency.md).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the ``efficiency`` section with the command
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the ``efficiency`` section with the command
 line's options applied, and the params' job lists) and :func:`run`, which ``lis efficiency tokens`` calls.
 """
 from __future__ import annotations
@@ -22,6 +22,8 @@ from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="efficiency",
+    title="Efficiency: prompt, model and environment tokens; environment time (Tables 10, 11)",
+    inputs="lis.pipeline.rule_inputs:efficiency",
     cmd=("lis efficiency tokens --jobs --eval-root data/eval --out data/analysis/efficiency.json "
          "--episodes-csv data/analysis/efficiency_episodes.csv --profile ${profile} --log "
          "logs/analysis/efficiency.log"),

@@ -5,6 +5,8 @@ from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_inline",
+    item="model",
+    title="Eval ${item} / long_context / documents in the prompt (Table 3)",
     foreach="${jobs.long_context_ablation}",
     cmd=("lis eval run --model ${item} --domain long_context --mode sandbox_inline --profile "
          "${profile} --log logs/eval/${item}/long_context/sandbox_inline.log"),

@@ -5,6 +5,7 @@ from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_replicate",
+    title="Learning check, replicate ${item.replicate}: ${item.model} on the held-out context tasks",
     matrix={"replicate": "${jobs.replicates}", "model": ["sft", "grpo-files"]},
     cmd=("lis eval run --model ${item.model} --model-path "
          "data/models/replicates/r${item.replicate}/${item.model} --domain instruct_pretrain --mode "

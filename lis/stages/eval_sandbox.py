@@ -5,6 +5,7 @@ from lis.stages.spec import EVAL_PARAMS, Stage
 
 STAGE = Stage(
     name="eval_sandbox",
+    title="Eval ${item.model} / ${item.domain} / sandbox",
     matrix={"model": "${jobs.models}", "domain": "${jobs.domains}"},
     cmd=("lis eval run --model ${item.model} --domain ${item.domain} --mode sandbox --profile "
          "${profile} --log logs/eval/${item.model}/${item.domain}/sandbox.log"),

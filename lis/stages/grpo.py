@@ -49,6 +49,10 @@ from lis.util.log import console
 
 STAGE = Stage(
     name="grpo",
+    item="variant",
+    title="GRPO in the sandbox on the ${item} variant",
+    priority=40,
+    threads="grpo.threads",
     foreach="${jobs.grpo_data}",
     cmd=("lis train grpo --init data/models/sft --data ${item} --out data/models/grpo-${item} --logs "
          "data/train/runs/grpo-${item} --image-manifest data/image/manifest.json --profile ${profile} "

@@ -6,6 +6,10 @@ from lis.stages.spec import Plot, Stage
 
 STAGE = Stage(
     name="grpo_replicate",
+    item="replicate",
+    title="Learning check, replicate ${item}: GRPO on files (seed grpo.seed + ${item})",
+    priority=30,
+    threads="grpo.threads",
     foreach="${jobs.replicates}",
     cmd=("lis train grpo --init data/models/replicates/r${item}/sft --data files --out "
          "data/models/replicates/r${item}/grpo-files --logs "

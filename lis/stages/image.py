@@ -1,7 +1,7 @@
 """The ``image`` stage: Sandbox image (profile <profile>).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve`, which turns the command line's flag and
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve`, which turns the command line's flag and
 the params (``image``) into :class:`Settings`, and :func:`run`, which builds the sandbox image if its
 tag (a content hash of image.context and the image params) is missing and writes its manifest.
 ``lis image build`` calls both.
@@ -21,6 +21,7 @@ from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="image",
+    title="Sandbox image (profile ${profile})",
     cmd="lis image build --profile ${profile} --out data/image/manifest.json --log logs/image.log",
     entry="lis.cli.image:build",
     params=("image",),

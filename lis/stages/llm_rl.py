@@ -5,6 +5,8 @@ from lis.stages.spec import Plot, Stage
 
 STAGE = Stage(
     name="llm_rl",
+    title="LLM-RL baseline (context in the prompt, no tools)",
+    threads="grpo.threads",
     cmd=("lis train grpo --mode vanilla --init data/models/sft --data files --out data/models/llm-rl "
          "--logs data/train/runs/llm-rl --image-manifest data/image/manifest.json --profile ${profile} "
          "--log logs/train/llm-rl.log"),

@@ -1,7 +1,7 @@
 """The ``model_card`` stage: Model card of <name>.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve`, which finds the model's entry in the params
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve`, which finds the model's entry in the params
 (``models``) and makes :class:`Settings` of it, and :func:`run`, which writes the card: the entry and
 what identifies the model's weights. ``lis model card`` calls both; the evaluation of every model
 depends on data/models/<name>, trained here or carded here.
@@ -22,6 +22,8 @@ from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="model_card",
+    item="name",
+    title="Model card of ${item}",
     foreach="${jobs.external}",
     cmd=("lis model card --model ${item} --out data/models/${item} --profile ${profile} --log "
          "logs/models/${item}.log"),

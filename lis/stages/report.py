@@ -1,10 +1,10 @@
 """The ``report`` stage: paper_figures/ — every table (Markdown, LaTeX, CSV) and figure (PNG, PDF) of the
 paper, with the paper's numbers beside ours, and an index (md, json, html) with provenance.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the params the report reads) and
-:func:`run`, which checks that the inputs are the declared ones and builds the report
-(:func:`lis.report.build.build_report`). ``lis report`` calls both.
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule and
+its command ``lis report`` are made), :func:`resolve` (the params the report reads) and :func:`run`,
+which checks that the inputs are the declared ones and builds the report
+(:func:`lis.report.build.build_report`).
 """
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="report",
+    title="Report: paper_figures/ (profile ${profile})",
+    inputs="lis.pipeline.rule_inputs:report",
     cmd=("lis report --profile ${profile} --image-manifest data/image/manifest.json --eval-root "
          "data/eval --out paper_figures --log logs/report.log"),
-    entry="lis.cli.report:report",
+    entry="lis.stages.report:run",
     params=("report", "jobs", "models", "tasks"),
     deps=(
         "data/image/manifest.json", "data/reference/paper_numbers.yaml", "data/reference/design_tables.yaml",
@@ -39,6 +41,11 @@ STAGE = Stage(
 )
 
 log = logging.getLogger("lis.report")
+HELP = {
+    "image_manifest": "Manifest of the image stage (must be the declared one).",
+    "eval_root": "The eval jobs' outputs (data/eval).",
+    "out": "Folder to write into.",
+}
 
 
 @dataclass(frozen=True)

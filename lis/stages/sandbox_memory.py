@@ -1,7 +1,7 @@
 """The ``sandbox_memory`` stage: memory of an idle and a busy sandbox, read from its cgroup (Table 12).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the ``sandbox_memory`` section with the
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the ``sandbox_memory`` section with the
 command line's options applied) and :func:`run`, which ``lis bench memory`` calls.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from lis.util.log import console
 
 STAGE = Stage(
     name="sandbox_memory",
+    title="Memory of an idle and a busy sandbox",
     cmd=("lis bench memory --image-manifest data/image/manifest.json --out "
          "data/bench/sandbox_memory.json --profile ${profile} --log logs/bench/sandbox_memory.log"),
     entry="lis.cli.bench_memory:memory",

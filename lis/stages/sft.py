@@ -21,6 +21,9 @@ from lis.util.jsonl import read_jsonl
 
 STAGE = Stage(
     name="sft",
+    title="SFT warm start (Lightning)",
+    priority=50,
+    threads="sft.threads",
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/sft --profile ${profile} --log logs/train/sft.log"),
     entry="lis.cli.train_sft:sft",

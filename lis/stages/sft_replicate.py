@@ -5,8 +5,12 @@ from lis.stages.spec import Stage
 
 STAGE = Stage(
     name="sft_replicate",
+    item="replicate",
+    title="Learning check, replicate ${item}: SFT (seed sft.seed + ${item})",
+    priority=30,
+    threads="sft.threads",
     comment=(
-        "The learning check over seeds (jobs.replicates; workflow/rules/replicates.smk): replicate r repeats",
+        "The learning check over seeds (jobs.replicates, empty by default): replicate r repeats",
         "SFT (sft.seed + r) -> GRPO on files (grpo.seed + r) -> held-out evaluation under data/{models,train/runs,eval}/replicates/r<r>/.",
     ),
     foreach="${jobs.replicates}",

@@ -25,9 +25,9 @@ class Plot:
 class Stage:
     """One pipeline stage: one ``lis`` command, declared once.
 
-    ``dvc.yaml`` is rendered from it (:mod:`lis.pipeline.dvc_file`); the Snakemake rule of the same
-    name takes its code inputs and params from it; ``lis pipeline check`` proves the rule's command,
-    inputs and outputs are these.
+    ``dvc.yaml`` (:mod:`lis.pipeline.dvc_file`) and the Snakemake rules
+    (:mod:`lis.pipeline.snakemake_file`) are rendered from it; ``lis pipeline check`` says whether the
+    rendered files are current.
     """
 
     name: str
@@ -35,7 +35,7 @@ class Stage:
     cmd: str
     """The command line, with ``dvc.yaml``'s ``${...}`` placeholders."""
     entry: str
-    """``module:function`` of the command it runs (checked against the CLI by ``lis pipeline check``)."""
+    """``module:function`` of the command it runs (``lis pipeline check`` checks it against the CLI)."""
     params: tuple[str, ...] = ()
     """The params sections it reads, in order; a section only params.yaml may set (``jobs``) is tracked
     there alone, every other one in params.yaml and in the profile overlay. Empty: it reads no params."""
@@ -49,8 +49,19 @@ class Stage:
     matrix: dict = field(default_factory=dict)
     """Run once per combination (``{"model": "${jobs.models}", "domain": "${jobs.domains}"}``);
     ``${item.<key>}`` in paths."""
+    item: str = ""
+    """A ``foreach`` stage's wildcard in its Snakemake rule: ``domain`` makes ``${item}`` ``{domain}``."""
+    title: str = ""
+    """The line shown when a job starts (the rule's message), with the command's placeholders."""
+    priority: int = 0
+    """Snakemake's priority: higher runs first when a core frees (the training chain is the critical path)."""
+    threads: str = ""
+    """The params key that gives the cores a job uses (``sft.threads``); empty: one."""
+    inputs: str = ""
+    """``module:function`` giving, from the params, the files a job reads inside the folders it depends on
+    that other stages fill (``data/eval``): DVC hashes such a folder, Snakemake needs each file."""
     comment: tuple[str, ...] = ()
-    """Comment lines written above the stage in ``dvc.yaml``."""
+    """Comment lines written above the stage in ``dvc.yaml`` and its rule."""
 
     @property
     def command_words(self) -> tuple[str, ...]:

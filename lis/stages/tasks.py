@@ -1,8 +1,8 @@
 """The ``tasks`` stage: one domain's task set as JSONL, and a manifest beside it (count, source, revision,
 sha256).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve`, which turns the command line's flags and
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve`, which turns the command line's flags and
 the params into :class:`Settings` (a flag given wins over params), and :func:`run`, which reads the
 tasks from their source (the offline samples, the Hugging Face hub, or the generated held-out context
 tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` calls both.
@@ -27,6 +27,8 @@ from lis.util.hashing import hash_tree
 
 STAGE = Stage(
     name="tasks",
+    item="domain",
+    title="Task set: ${item} (profile ${profile})",
     foreach="${jobs.domains}",
     cmd=("lis tasks --domain ${item} --profile ${profile} --out data/tasks/${item}.jsonl --log "
          "logs/tasks/${item}.log"),

@@ -1,8 +1,8 @@
 """The ``teacher`` stage: the teacher's episodes in the real sandbox (params ``teacher``, with the
 ``agent`` and ``sandbox`` settings of evaluation), the SFT data of the smoke profile.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the params with their ``teacher`` section
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the params with their ``teacher`` section
 typed) and :func:`run`, which draws the episodes (:func:`lis.offline.teacher.items.teacher_items`: the
 scripted teacher by default, or any models entry answering the same tasks), runs them in a sandbox pool,
 keeps what an interrupted run finished, and writes ``trajectories.jsonl`` and ``manifest.json``.
@@ -37,6 +37,8 @@ from lis.util.progress import Progress
 
 STAGE = Stage(
     name="teacher",
+    title="Teacher episodes in the sandbox",
+    priority=50,
     cmd=("lis train teacher --out data/train/teacher --context-tasks data/train/context/files.jsonl "
          "--image-manifest data/image/manifest.json --profile ${profile} --log logs/train/teacher.log"),
     entry="lis.cli.train_teacher:teacher",

@@ -1,7 +1,7 @@
 """The ``throughput`` stage: queries per minute, vanilla vs sandbox, against one model endpoint.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml is rendered and the
-Snakemake rule takes its code and params), :func:`resolve` (the ``throughput`` section with the
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
+Snakemake rule are rendered), :func:`resolve` (the ``throughput`` section with the
 command line's options applied) and :func:`run`, which ``lis throughput`` calls. Definitions:
 docs/efficiency.md.
 """
@@ -27,6 +27,8 @@ from lis.util.log import console
 
 STAGE = Stage(
     name="throughput",
+    title="Queries per minute, vanilla vs sandbox",
+    inputs="lis.pipeline.rule_inputs:throughput",
     cmd=("lis throughput --image-manifest data/image/manifest.json --tasks-dir data/tasks --out "
          "data/bench/throughput.json --profile ${profile} --log logs/bench/throughput.log"),
     entry="lis.cli.throughput:throughput",

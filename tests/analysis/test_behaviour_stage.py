@@ -1,5 +1,5 @@
 """The ``behaviour`` stage (lis/stages/behaviour.py): its command writes what its ``run`` computes, to the
-paths its declaration names; the declaration is what dvc.yaml and the Snakemake rule use."""
+paths its declaration names; the declaration is what dvc.yaml and the Snakemake rule are rendered from."""
 from __future__ import annotations
 
 import json

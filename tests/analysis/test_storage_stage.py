@@ -1,5 +1,5 @@
 """The ``storage`` stage (lis/stages/storage.py): its command writes what its ``run`` computes, to the
-path its declaration names; the declaration is what dvc.yaml and the Snakemake rule use."""
+path its declaration names; the declaration is what dvc.yaml and the Snakemake rule are rendered from."""
 from __future__ import annotations
 
 import json

@@ -1,6 +1,6 @@
 """The ``throughput`` stage (lis/stages/throughput.py): its command writes what its ``run`` measures
 (but for the clock), from the settings its ``resolve`` makes of the options and params; the
-declaration is what dvc.yaml and the Snakemake rule use. Vanilla mode against a scripted model
+declaration is what dvc.yaml and the Snakemake rule are rendered from. Vanilla mode against a scripted model
 called in-process: no Docker, no server (the sandbox mode end to end: tests/bench/test_throughput.py)."""
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def repo(tmp_path):
     git(r, "init", "-q")
     git(r, "add", RULE)
     git(r, "commit", "-qm", "first")
-    commit(r, "workflow/rules/eval.smk")
+    commit(r, "workflow/rules/common.smk")
     return r
 
 
@@ -67,7 +67,7 @@ def test_skips_only_while_the_watched_files_are_as_last_tested(repo):
 def test_several_commits_landing_at_once_still_run_it(repo):
     """The tip alone does not touch workflow/, an earlier commit of the same push does."""
     record(repo)
-    commit(repo, "workflow/rules/eval.smk")
+    commit(repo, "workflow/rules/common.smk")
     commit(repo, "README.md")
     assert rule(repo)[0] == 0
     record(repo)                                   # the cluster test passed on the new state

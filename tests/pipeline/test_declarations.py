@@ -1,7 +1,8 @@
-"""The stage registry (lis/stages), the dvc.yaml rendered from it and the Snakefile's rules declare the same
-commands, deps, params and outputs."""
+"""The stage registry (lis/stages) and the files rendered from it: dvc.yaml and the Snakemake rules declare
+the same commands, deps, params and outputs, and a file edited by hand is caught."""
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -9,12 +10,14 @@ import yaml
 
 from lis.cli.commands import command_entry
 from lis.errors import LisError
-from lis.pipeline import compare, dvc_file, dvc_stages, snakemake_jobs
+from lis.pipeline import check, dvc_file, snakemake_file
+from tests.pipeline.dag import compare, dvc_stages, snakemake_jobs
 from lis.stages import registry
-from tests.conftest import ROOT, lis
+from tests.conftest import BIN, ROOT, lis, run
+from tests.report.build_inputs import IMAGE
 
 
-def test_repository_declarations_agree():
+def test_the_rendered_files_are_current():
     r = lis(["lis", "pipeline", "check"])
     assert r.stdout.startswith("ok:"), r.stdout
 
@@ -25,60 +28,115 @@ def test_every_stage_is_a_lis_command_with_a_log():
         assert "--log logs/" in job.cmd, job
 
 
-def _edit_dvc(repo, fn):
-    path = repo / "dvc.yaml"
-    data = yaml.safe_load(path.read_text())
-    fn(data["stages"])
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
+def test_snakemake_and_dvc_run_the_same_jobs():
+    """Both files are rendered from one declaration; read back by their own tools (Snakemake's DAG, DVC's
+    index, interpolated), every job has the same command, dependencies, params and outputs."""
+    assert compare(snakemake_jobs(ROOT), dvc_stages(ROOT)) == []
 
 
-@pytest.mark.parametrize("fn, expected", [
-    (lambda s: s["report"].update(cmd=s["report"]["cmd"] + " --verbose"), "commands differ"),
-    (lambda s: s["report"]["deps"].append("params.yaml"), "dependencies differ"),
-    (lambda s: s["report"]["params"].insert(1, "image"), "tracks 'image' in params.yaml but not in the profile overlay"),
-    (lambda s: s["report"]["outs"].append("paper_figures/extra.md"), "no Snakemake rule has outputs"),
-    (lambda s: s.pop("report"), "snakemake rule report: no DVC stage"),
+@pytest.mark.parametrize("path, edit", [
+    ("dvc.yaml", lambda t: t.replace("--out paper_figures", "--out paper_figures --verbose")),
+    ("workflow/rules/stages.smk", lambda t: t.replace("priority: 50", "priority: 5", 1)),
+    ("workflow/rules/stages.smk", None),
 ])
-@pytest.mark.slow
-def test_check_catches_drift(repo_copy, fn, expected):
-    _edit_dvc(repo_copy, fn)
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
-    assert any(expected in p for p in problems), problems
+def test_a_generated_file_edited_by_hand_is_caught(repo_copy, path, edit):
+    target = repo_copy / path
+    if edit is None:
+        target.unlink()
+    else:
+        text = target.read_text()
+        assert edit(text) != text
+        target.write_text(edit(text))
     r = lis(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
-    assert r.returncode == 1 and "difference(s)" in r.stderr
+    assert r.returncode == 1, r.stdout
+    assert f"{path} is not what lis/stages/ renders: run `lis pipeline write`" in r.stderr, r.stderr
+    assert "1 problem(s)" in r.stderr
 
 
 def _edit_stage(repo, module, old, new, regenerate=True):
-    """Edit lis/stages/<module>.py in the copy (and render its dvc.yaml again, as `lis pipeline dvc --write` would)."""
+    """Edit lis/stages/<module>.py in the copy (and render its files again, as `lis pipeline write` would)."""
     path = repo / "lis" / "stages" / f"{module}.py"
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
     if regenerate:
-        (repo / "dvc.yaml").write_text(dvc_file.render(repo))
+        lis(["lis", "pipeline", "write", "--root", str(repo)])
 
 
-@pytest.mark.slow
-def test_a_stage_edited_without_rendering_dvc_yaml_is_caught(repo_copy):
-    """The Snakefile reads the edited declaration at once; dvc.yaml, not rendered again, is stale:
-    both the staleness and the difference it makes are named."""
-    _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ', regenerate=False)
-    assert dvc_file.problems(repo_copy) and "lis pipeline dvc --write" in dvc_file.problems(repo_copy)[0]
-    problems = compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy))
-    assert any("params differ: only snakemake ['image']" in p for p in problems), problems
-    r = lis(["lis", "pipeline", "dvc", "--check", "--root", str(repo_copy)], check=False)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "lis pipeline dvc --write" in r.stderr
+def test_a_stage_edited_without_rendering_is_caught(repo_copy):
+    """Both generated files are stale after an edit to a declaration, and the check names both."""
+    _edit_stage(repo_copy, "report", "--log logs/report.log", "--log logs/report-2.log", regenerate=False)
     r = lis(["lis", "pipeline", "check", "--root", str(repo_copy)], check=False)
-    assert r.returncode == 1 and "dvc.yaml is not what lis/stages/ renders" in r.stderr
+    assert r.returncode == 1
+    assert "dvc.yaml is not what" in r.stderr and "workflow/rules/stages.smk is not what" in r.stderr, r.stderr
 
 
 @pytest.mark.slow
-def test_a_stage_edited_and_rendered_is_declared_alike(repo_copy):
-    """One edit in lis/stages (and `lis pipeline dvc --write`) changes both declarations."""
+def test_one_edit_to_a_declaration_changes_both_tools(repo_copy):
+    """One edit in lis/stages (and `lis pipeline write`): Snakemake and DVC both see it, and still agree."""
     _edit_stage(repo_copy, "report", 'params=("report", ', 'params=("report", "image", ')
-    assert compare(snakemake_jobs(repo_copy), dvc_stages(repo_copy)) == []
-    report = next(d for d in dvc_stages(repo_copy) if "paper_figures/index.md" in d.outs)
+    assert lis(["lis", "pipeline", "check", "--root", str(repo_copy)]).stdout.startswith("ok:")
+    snake, dvc = snakemake_jobs(repo_copy), dvc_stages(repo_copy)
+    assert compare(snake, dvc) == []
+    report = next(d for d in dvc if "paper_figures/index.md" in d.outs)
     assert "image" in report.params
+    assert "image" in next(j for j in snake if j.name == "report").params
+
+
+NEW_STAGE = '''"""The ``image_facts`` stage: the sandbox image's tag and size, as one small JSON."""
+import json
+
+from lis.stages.spec import Stage
+
+STAGE = Stage(
+    name="image_facts",
+    title="Facts of the sandbox image",
+    cmd=("lis image-facts --manifest data/image/manifest.json --out data/stages/image_facts/facts.json "
+         "--profile ${profile} --log logs/image_facts.log"),
+    entry="lis.stages.image_facts:run",
+    params=("image",),
+    deps=("data/image/manifest.json",),
+    outs=("data/stages/image_facts/facts.json",),
+)
+HELP = {"manifest": "The image stage's manifest.", "out": "JSON to write."}
+
+
+def run(params, inputs, outputs):
+    image = json.loads(inputs["manifest"].read_text())["image"]
+    facts = {"tag": image["tag"], "size_mb": image["size_mb"], "user": params.settings("image").user}
+    outputs["out"].parent.mkdir(parents=True, exist_ok=True)
+    outputs["out"].write_text(json.dumps(facts))
+    return facts
+
+
+def summary(facts):
+    return f"{facts['tag']}: {facts['size_mb']} MB"
+'''
+
+
+@pytest.mark.slow
+def test_a_new_stage_is_one_module(repo_copy):
+    """Adding a stage is its module in lis/stages/: `lis pipeline write` renders its rule and its DVC stage,
+    its command is made from the declaration (options, --help, --set), and Snakemake plans it."""
+    (repo_copy / "lis/stages/image_facts.py").write_text(NEW_STAGE)
+    env = {"PYTHONPATH": str(repo_copy)}
+    run([BIN / "lis", "pipeline", "write"], cwd=repo_copy, env=env)
+    assert run([BIN / "lis", "pipeline", "check"], cwd=repo_copy, env=env).stdout.startswith("ok:")
+    assert "rule image_facts:" in (repo_copy / "workflow/rules/stages.smk").read_text()
+    assert "  image_facts:\n    cmd: lis image-facts" in (repo_copy / "dvc.yaml").read_text()
+    assert any("data/stages/image_facts/facts.json" in d.outs for d in dvc_stages(repo_copy))
+
+    help_text = run([BIN / "lis", "image-facts", "--help"], cwd=repo_copy, env=env).stdout
+    assert "The image stage's manifest." in help_text and "--set" in help_text
+    (repo_copy / "data/image").mkdir(parents=True)
+    (repo_copy / "data/image/manifest.json").write_text(json.dumps(IMAGE))
+    r = run([BIN / "lis", "image-facts", "--set", "image.user=someone"], cwd=repo_copy, env=env)
+    facts = json.loads((repo_copy / "data/stages/image_facts/facts.json").read_text())
+    assert facts["user"] == "someone" and r.stdout.strip() == f"{facts['tag']}: {facts['size_mb']} MB"
+
+    plan = run([BIN / "snakemake", "-n", "--cores", "1", "data/stages/image_facts/facts.json"], cwd=repo_copy,
+               env=env).stdout
+    assert "rule image_facts:" in plan or "image_facts" in plan, plan[-2000:]
 
 
 def test_a_stages_code_is_what_its_command_imports():
@@ -94,7 +152,7 @@ def test_a_stages_code_is_what_its_command_imports():
     assert any(f.startswith("lis/rewards/") or f == "lis/rewards" for f in ev), ev
     assert any(f.startswith("lis/prompts/templates") for f in ev) and "lis/cli/eval.py" in ev
     report = deps("report")
-    assert "lis/report/templates" in report and "lis/agent/loop.py" not in report and "lis/cli/report.py" in report
+    assert "lis/report/templates" in report and "lis/agent/loop.py" not in report and "lis/stages/report.py" in report and "lis/cli/stage_command.py" in report
     card = deps("model_card")
     assert not any(f.startswith("lis/sandbox") for f in card) and "lis/cli/model_card.py" in card
     assert "lis/analysis/behaviour/patterns.yaml" in package_data(ROOT / "lis" / "analysis" / "behaviour")
@@ -114,48 +172,59 @@ def test_an_import_added_to_a_command_joins_its_code_deps(tmp_path, monkeypatch)
 
     copy = tmp_path / "src"
     shutil.copytree(ROOT / "lis", copy / "lis", ignore=shutil.ignore_patterns("__pycache__"))
-    cli = copy / "lis" / "cli" / "report.py"
+    cli = copy / "lis" / "stages" / "report.py"
     cli.write_text(cli.read_text() + "\n\ndef _late():\n    from lis.agent import loop  # noqa: F401\n")
-    assert "lis/agent/loop.py" not in code_deps.stage_code("lis.cli.report:report")
+    assert "lis/agent/loop.py" not in code_deps.stage_code("lis.stages.report:run")
     for name in [m for m in sys.modules if m == "lis" or m.startswith("lis.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.syspath_prepend(str(copy))
     try:
         fresh = importlib.import_module("lis.pipeline.code_deps")
         assert fresh.PACKAGE_ROOT == copy and fresh is not code_deps
-        assert "lis/agent/loop.py" in fresh.stage_code("lis.cli.report:report")
+        assert "lis/agent/loop.py" in fresh.stage_code("lis.stages.report:run")
     finally:  # the copy's modules leave with the test (those it replaced come back with monkeypatch)
         for name in [m for m, mod in sys.modules.items() if str(getattr(mod, "__file__", "")).startswith(str(copy))]:
             del sys.modules[name]
 
 
 def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
-    assert dvc_file.entry_problems(ROOT, command_entry) == []
+    assert check.entry_problems(ROOT, command_entry) == []
     copy = tmp_path / "lis" / "stages"
     shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = copy / "report.py"
-    path.write_text(path.read_text().replace('entry="lis.cli.report:report"', 'entry="lis.cli.view:view"'))
-    assert dvc_file.entry_problems(tmp_path, command_entry) == [
-        "stage report: entry lis.cli.view:view but its command runs lis.cli.report:report"]
+    path = copy / "sft.py"
+    path.write_text(path.read_text().replace('entry="lis.cli.train_sft:sft"', 'entry="lis.cli.view:view"'))
+    assert check.entry_problems(tmp_path, command_entry) == [
+        "stage sft: entry lis.cli.view:view but its command runs lis.cli.train_sft:sft"]
 
 
-def test_the_registry_refuses_a_stage_it_does_not_list(tmp_path):
+def test_the_registry_orders_stages_by_what_they_read(tmp_path):
+    """The order is computed from deps and outs: every stage after those whose outputs it reads; a
+    module without STAGE is shared work; a misnamed STAGE and a cycle are one-line errors."""
+    names = [s.name for s in registry.stages()]
+    assert len(names) == 21 and sorted(names) == sorted(set(names))
+    for before, after in [("image", "teacher"), ("tasks", "eval_sandbox"), ("teacher", "sft"), ("sft", "grpo"),
+                          ("sft_replicate", "grpo_replicate"), ("sandbox_memory", "storage"),
+                          ("eval_vanilla", "behaviour"), ("behaviour", "report"), ("throughput", "report")]:
+        assert names.index(before) < names.index(after), (before, after, names)
+    assert names[-1] == "report"
     copy = tmp_path / "stages"
     shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (copy / "extra.py").write_text((copy / "storage.py").read_text().replace('name="storage"', 'name="extra"'))
-    with pytest.raises(LisError, match="extra not in the registry's ORDER"):
+    assert "evaluation" not in [s.name for s in registry.stages(ROOT / "lis" / "stages")]  # the eval_* stages' work
+    image = copy / "image.py"
+    image.write_text(image.read_text().replace('deps=("${image.context}",)', 'deps=("${image.context}", "data/models/sft")'))
+    with pytest.raises(LisError, match="the stages .*image.* depend on each other's outputs"):
         registry.stages(copy)
-    (copy / "extra.py").unlink()
-    (copy / "storage.py").write_text((copy / "storage.py").read_text().replace('name="storage"', 'name="store"'))
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "lis" / "stages", other, ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "storage.py").write_text((other / "storage.py").read_text().replace('name="storage"', 'name="store"'))
     with pytest.raises(LisError, match=r"STAGE must be Stage\(name='storage'"):
-        registry.stages(copy)
+        registry.stages(other)
 
 
-def test_dvc_yaml_is_rendered_from_the_registry():
-    """The repository's dvc.yaml is exactly what lis/stages renders (`lis pipeline dvc --check`)."""
+def test_the_generated_files_are_rendered_from_the_registry():
+    """The repository's dvc.yaml and stages.smk are exactly what lis/stages renders."""
     assert (ROOT / "dvc.yaml").read_text() == dvc_file.render(ROOT)
-    names = [s.name for s in registry.stages()]
-    assert names == list(registry.ORDER) and len(names) == 21
+    assert (ROOT / snakemake_file.PATH).read_text() == snakemake_file.render(ROOT)
 
 
 @pytest.mark.slow

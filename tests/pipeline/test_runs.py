@@ -101,7 +101,7 @@ def test_params_and_code_rerun_only_what_reads_them(trained_run, tmp_path, image
     assert "Another title" in (repo / "paper_figures/index.md").read_text()
 
     # code is a dependency: a change to the report's code re-renders the report only ...
-    edit_code(repo, "lis/cli/report.py", "from __future__ import annotations\n",
+    edit_code(repo, "lis/stages/report.py", "from __future__ import annotations\n",
               "from __future__ import annotations\n\n_EDITED = True\n")
     assert rules_run(snakemake(repo, "paper", "--config", "profile=ci")) == ["paper", "report"]
 

@@ -57,4 +57,4 @@ def test_an_input_other_than_the_declared_one_is_refused():
 def test_the_registry_reads_the_declaration_the_module_holds():
     """The registry reads STAGE without importing the module; importing it gives the same object."""
     assert registry.stage("report") == stage.STAGE
-    assert "lis/stages/report.py" in stage_code(stage.STAGE.entry) and stage.STAGE.entry == "lis.cli.report:report"
+    assert "lis/stages/report.py" in stage_code(stage.STAGE.entry) and stage.STAGE.entry == "lis.stages.report:run"

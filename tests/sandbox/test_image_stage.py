@@ -1,6 +1,6 @@
 """The ``image`` stage (lis/stages/image.py): its command writes the manifest its ``run`` writes, from
 the settings its ``resolve`` makes of the flag and the params; the declaration is what dvc.yaml and the
-Snakemake rule use. On the real engine, with the image present (``image_tag``): both reuse it. The build
+Snakemake rule are rendered from. On the real engine, with the image present (``image_tag``): both reuse it. The build
 itself (and ``--force``) is tests/sandbox/test_image.py."""
 from __future__ import annotations
 

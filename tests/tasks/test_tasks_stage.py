@@ -1,6 +1,6 @@
 """The ``tasks`` stage (lis/stages/tasks.py): its command writes what its ``run`` writes, from the
 settings its ``resolve`` makes of the flags and params; the declaration is what dvc.yaml and the
-Snakemake rule use."""
+Snakemake rule are rendered from."""
 from __future__ import annotations
 
 import json

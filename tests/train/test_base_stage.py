@@ -1,5 +1,5 @@
 """The ``base`` stage (lis/stages/base.py): its command writes what its ``run`` writes, from the settings
-its ``resolve`` makes of the params; the declaration is what dvc.yaml and the Snakemake rule use. A
+its ``resolve`` makes of the params; the declaration is what dvc.yaml and the Snakemake rule are rendered from. A
 tiny base small enough to build in seconds (with context tasks in its tokenizer's corpus), and a local
 folder copied in (source path)."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The ``teacher`` stage (lis/stages/teacher.py): its command writes the episodes its ``run`` writes, from the
-settings its ``resolve`` makes of the params; the declaration is what dvc.yaml and the Snakemake rule use.
+settings its ``resolve`` makes of the params; the declaration is what dvc.yaml and the Snakemake rule are rendered from.
 Eight scripted episodes in real sandboxes (the params' backend)."""
 from __future__ import annotations
 

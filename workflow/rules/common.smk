@@ -1,5 +1,7 @@
-# Shared by every rule: the merged, validated params of the selected profile.
+# The helpers the rules of stages.smk call, and the merged, validated params of the selected profile.
+import importlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -12,17 +14,54 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 
 P = load_params(workflow.basedir, profile=config.get("profile"))
 PROFILE = P.profile
-JOBS = P.data["jobs"]
+# The stages' declarations are read from the checkout Snakemake runs in, which may not be the one installed.
+STAGES_DIR = Path(workflow.basedir) / "lis" / "stages"
 
 
-wildcard_constraints:
-    model="[A-Za-z0-9][A-Za-z0-9._-]*",
-    domain="[a-z_]+",
+def value(key):
+    """The merged params' value at ``section.key`` (``jobs.domains``)."""
+    section, *rest = key.split(".")
+    out = P.settings(section)
+    for part in rest:
+        out = getattr(out, part)
+    return out
+
+
+def one_of(values):
+    """A wildcard constraint: exactly one of ``values`` (none: matches nothing)."""
+    return "|".join(re.escape(str(v)) for v in values) or "(?!)"
+
+
+def cores(key):
+    """A job's threads: the params value at ``key``, at least one."""
+    return max(1, int(value(key)))
+
+
+def files_under(folder):
+    """Every file under ``folder``: a change to any of them re-runs the rule (DVC hashes the folder)."""
+    return sorted(p.as_posix() for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def sources(key):
+    """The files of the repository's folder (or the file) that the params key names (``tasks.samples_dir``)."""
+    path = str(value(key))
+    return files_under(path) if Path(path).is_dir() else [path]
+
+
+def param_path(template):
+    """``template`` with its ``${section.key}`` filled in from the params (wildcards are left to Snakemake)."""
+    return re.sub(r"\$\{([A-Za-z0-9_.]+)\}", lambda m: str(value(m.group(1))), template)
+
+
+def stage_inputs(name):
+    """The files the stage reads inside folders other stages fill (its declaration's ``inputs`` function)."""
+    where, function = registry_stage(name, STAGES_DIR).inputs.split(":")
+    return getattr(importlib.import_module(where), function)(P)
 
 
 def stage_params(name):
-    """A rule's params: the profile and each merged section its stage reads (lis/stages/<name>.py).
-    Snakemake re-runs the rule when one of them changes; dvc.yaml tracks the same keys."""
+    """A rule's params: the profile and each merged section its stage reads. Snakemake re-runs the rule
+    when one of them changes; dvc.yaml tracks the same keys."""
     return {"profile": PROFILE, **{s: _literal(P.section_json(s)) for s in registry_stage(name, STAGES_DIR).params}}
 
 
@@ -32,26 +71,11 @@ def _literal(text):
     return lambda wildcards: text
 
 
-def files_under(folder):
-    """Every file under ``folder``: a change to any of them re-runs the rule (DVC hashes the folder)."""
-    return sorted(p.as_posix() for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-
-
-# Each rule's params come from its stage's declaration in lis/stages/ (the registry dvc.yaml is rendered
-# from), its code inputs from its command's imports (lis/pipeline/code_deps.py, as dvc.yaml's): a fix to a
-# scorer re-scores, a fix to the loop re-runs episodes, a change to the report only re-renders.
-# `lis pipeline check` proves the rule and dvc.yaml agree.
-STAGES_DIR = Path(workflow.basedir) / "lis" / "stages"
-
-
 def stage_code(name):
-    """The source files of the code stage ``name`` runs: its command's module and what it imports."""
-    return code(*code_of(registry_stage(name, STAGES_DIR).entry))
-
-
-def code(*paths):
-    """Source files of ``paths`` (folders expand to their files), for a rule's input."""
+    """The source files of the code stage ``name`` runs: its command's module and what it imports
+    (lis/pipeline/code_deps.py, as dvc.yaml's): a fix to a scorer re-scores, a change to the report
+    only re-renders. A folder stands for its files."""
     out = []
-    for p in paths:
+    for p in code_of(registry_stage(name, STAGES_DIR).entry):
         out += files_under(p) if Path(p).is_dir() else [p]
     return out
