@@ -225,7 +225,7 @@ def run_checks(params) -> tuple[list[Check], list[str]]:
     """All checks, and the names the profile needs (disk is always needed)."""
     sec = params.settings("doctor")
     hub = check_hf_hub()
-    checks = [check_docker(), check_image(params.section("image"), params.root), check_gpu(), check_vllm(),
+    checks = [check_docker(), check_image(params.settings("image").written(), params.root), check_gpu(), check_vllm(),
               hub, check_hub_models(params, hub), check_served(params), check_bubblewrap(),
               check_disk(params.root, sec.min_free_disk_gb)]
     return checks, list(sec.needs) + ["disk"]

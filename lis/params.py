@@ -1,13 +1,13 @@
-"""Pipeline parameters: ``params.yaml`` plus a profile overlay, validated against a JSON schema.
+"""Pipeline parameters: ``params.yaml`` plus a profile overlay, validated by the params model (:mod:`lis.config`).
 
 ``params.yaml`` holds one section per stage at paper scale and a ``profile:`` key. The profile
 names an overlay, ``workflow/params/<profile>.yaml``, that is deep-merged over it (dicts merge
-key by key; lists and scalars replace). Every overlay names every stage section, ``{}`` where
-it changes nothing, because DVC tracks ``workflow/params/${profile}.yaml:<section>`` for each
-stage and refuses a missing key.
+key by key; lists and scalars replace). A section that some overlay sets is named by every overlay,
+``{}`` where it changes nothing, because DVC tracks ``workflow/params/${profile}.yaml:<section>``
+and refuses a missing key; a section no overlay sets is in params.yaml alone.
 
-Each stage reads only its own section (``Params.section``), so that Snakemake and DVC re-run a
-stage only when a param it reads changes.
+Each stage reads only its own sections (``Params.settings``: the section's typed model), so that
+Snakemake and DVC re-run a stage only when a param it reads changes.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -129,48 +130,6 @@ def _fmt_path(path: tuple) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
-def _schema_at(schema: dict, path: tuple) -> dict:
-    node = schema
-    for key in path:
-        props = node.get("properties", {})
-        if key in props:
-            node = props[key]
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = node["additionalProperties"]
-        elif "items" in node and isinstance(key, int):
-            node = node["items"]
-        else:
-            return {}
-    return node
-
-
-def _describe(err, schema: dict) -> str:
-    """One line for a jsonschema error, naming the key and what would be valid."""
-    if err.validator in ("anyOf", "oneOf") and err.context:  # the alternative that got furthest says most
-        from jsonschema.exceptions import best_match
-
-        deeper = best_match(err.context)
-        if len(deeper.absolute_path) > len(err.absolute_path) or deeper.validator != "type":
-            return _describe(deeper, schema)
-    path = tuple(err.absolute_path)
-    where = _fmt_path(path)
-    v = err.validator
-    if v == "additionalProperties":
-        allowed = sorted(_schema_at(schema, path).get("properties", {}))
-        extra = sorted(set(err.instance) - set(allowed))
-        keys = ", ".join(_fmt_path(path + (k,)) for k in extra)
-        return f"{keys}: unknown key (allowed in {where}: {', '.join(allowed)})"
-    if v == "required":
-        missing = err.message.split("'")[1] if "'" in err.message else err.message
-        return f"{_fmt_path(path + (missing,))}: required key is missing"
-    if v == "type":
-        want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
-        return f"{where}: expected {want}, got {err.instance!r} ({type(err.instance).__name__})"
-    if v == "enum":
-        return f"{where}: {err.instance!r} is not one of {', '.join(map(repr, err.validator_value))}"
-    return f"{where}: {err.message}"
-
-
 def _non_finite(obj: Any, path: tuple = ()) -> tuple | None:
     """The key path of the first number that is not finite (YAML's ``.nan``, ``.inf``), or None."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -188,35 +147,90 @@ def _non_finite(obj: Any, path: tuple = ()) -> tuple | None:
     return None
 
 
-def validate(data: dict, schema: dict, source: str) -> None:
-    """Raise ParamsError naming the first invalid key of ``data`` (and how many more there are). A
-    number that is not finite is refused wherever it is (JSON schema's ``number`` admits NaN)."""
-    from jsonschema import Draft202012Validator
+def validate(data: dict, source: str) -> Any:
+    """``data`` (a whole params file, merged or not) as the params model (:mod:`lis.config`); ParamsError
+    naming the first invalid key (and how many more there are). A number that is not finite is refused
+    wherever it is."""
+    from pydantic import ValidationError
+
+    from lis.config.root import ParamsModel  # lazy: the models cost ~0.2 s to import
 
     bad = _non_finite(data)
     if bad is not None:
         raise ParamsError(f"{source}: {_fmt_path(bad)}: not a finite number",
                           f"fix {source}; give a number (YAML .nan and .inf are not)")
+    try:
+        return ParamsModel.model_validate(data)
+    except ValidationError as e:
+        raise ParamsError(f"{source}: {pydantic_problem(e, '', ParamsModel)}",
+                          f"fix {source}; the schema is {SCHEMA_FILE}") from None
 
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
-    if errors:
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ParamsError(f"{source}: {_describe(errors[0], schema)}{more}",
-                          f"fix {source}; the schema is {SCHEMA_FILE}")
+
+WANT = {"int_type": "integer", "int_parsing": "integer", "int_from_float": "integer", "float_type": "number",
+        "float_parsing": "number", "string_type": "string", "bool_type": "boolean", "bool_parsing": "boolean",
+        "list_type": "array", "dict_type": "object", "model_type": "object", "model_attributes_type": "object"}
+"""What a value of pydantic's type errors should have been, as the JSON schema names it."""
 
 
-def pydantic_problem(err: Any, where: str) -> str:
-    """One line for the first error of a pydantic ValidationError, naming the key."""
+def _unwrap(node: Any) -> Any:
+    """The model or container type inside ``Annotated`` and ``X | None``."""
+    import types
+    import typing
+
+    while typing.get_origin(node) in (typing.Annotated, typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(node) if a is not type(None)]
+        if typing.get_origin(node) is typing.Annotated:
+            node = args[0]
+        else:
+            node = next((a for a in args if hasattr(a, "model_fields")), args[0])
+    return node
+
+
+def _walk(model: Any, loc: tuple) -> tuple[tuple, Any]:
+    """``loc`` without pydantic's union tags (``int``, ``function-after[...]``), and the type it ends at."""
+    import typing
+
+    node, path = _unwrap(model), []
+    for part in loc:
+        fields = getattr(node if isinstance(node, type) else type(node), "model_fields", None)
+        if fields is not None and part in fields:
+            node = fields[part].annotation
+        elif fields is None and typing.get_origin(node) in (list, dict, tuple) and isinstance(part, (int, str)):
+            node = typing.get_args(node)[-1]
+        else:
+            continue
+        path.append(part)
+        node = _unwrap(node)
+    return tuple(path), node
+
+
+def pydantic_problem(err: Any, where: str, model: Any = None) -> str:
+    """One line for the first error of a pydantic ValidationError, naming the key (``where``: the section
+    the model validated; ``model``: that model, to name the keys allowed beside an unknown one)."""
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in (where, *first["loc"]) if p != "")
-    if first["type"] == "extra_forbidden":
-        return f"{loc}: unknown key"
-    if first["type"] == "missing":
-        return f"{loc}: required key is missing"
+    loc, _ = _walk(model, tuple(first["loc"])) if model is not None else (tuple(first["loc"]), None)
+
+    def dotted(path: tuple) -> str:
+        return ".".join(str(p) for p in (where, *path) if p != "") or "(top level)"
+
+    name = dotted(loc)
     more = f" (and {err.error_count() - 1} more problem(s))" if err.error_count() > 1 else ""
-    if first["type"] == "value_error":  # a model's own check: its message names the problem
-        return f"{loc}: {first['msg'].removeprefix('Value error, ')}"[:300] + more
-    return f"{loc}: {first['msg']}, got {first.get('input')!r}"[:300] + more
+    kind, got = first["type"], first.get("input")
+    if kind == "extra_forbidden":
+        if model is None:
+            return f"{name}: unknown key{more}"
+        at, parent = _walk(model, tuple(first["loc"])[:-1])
+        return (f"{dotted((*at, first['loc'][-1]))}: unknown key (allowed in {dotted(at)}: "
+                f"{', '.join(getattr(parent, 'model_fields', {}))}){more}")
+    if kind == "missing":
+        return f"{name}: required key is missing{more}"
+    if kind == "value_error":  # a model's own check: its message names the problem
+        return f"{name}: {first['msg'].removeprefix('Value error, ')}"[:300] + more
+    if kind in WANT:
+        return f"{name}: expected {WANT[kind]}, got {got!r} ({type(got).__name__})"[:300] + more
+    if kind == "literal_error":
+        return f"{name}: {got!r} is not one of {first['ctx']['expected'].replace(' or ', ', ')}"[:300] + more
+    return f"{name}: {first['msg']}, got {got!r}"[:300] + more
 
 
 def section_model(model: Any, data: Any, name: str, source: str) -> Any:
@@ -226,7 +240,7 @@ def section_model(model: Any, data: Any, name: str, source: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise ParamsError(f"{source}: {pydantic_problem(e, name)}", f"fix {source}; the schema is {SCHEMA_FILE}") from None
+        raise ParamsError(f"{source}: {pydantic_problem(e, name, model)}", f"fix {source}; the schema is {SCHEMA_FILE}") from None
 
 
 @dataclass
@@ -250,9 +264,17 @@ class Params:
         the checks across keys the schema cannot make (a one-line ParamsError naming the key). Validated once
         per Params. ``options``: a command line's values over the section's keys (None: not given), validated
         with it; code that needs other values takes ``model_copy(update=...)``. An optional section that
-        params leave out is its model's defaults."""
+        params leave out is its model's defaults. ``models`` is a read-only mapping of entries
+        (:class:`lis.config.models.ModelEntry` each)."""
         from lis.config.root import SECTIONS  # lazy: the models cost ~0.3 s; most commands read no section typed
 
+        if name == "models" and not options:
+            if name not in self._typed:
+                from lis.config.models import ModelEntry
+                self._typed[name] = MappingProxyType({
+                    entry: section_model(ModelEntry, spec, f"models.{entry}", PARAMS_FILE)
+                    for entry, spec in (self.data.get("models") or {}).items()})
+            return self._typed[name]
         if name not in SECTIONS:
             raise ParamsError(f"params section '{name}' has no model", f"add one to lis/config and {SCHEMA_FILE}")
         given = {k: v for k, v in options.items() if v is not None}
@@ -315,15 +337,13 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
     base = _read_yaml(pfile)
     if not isinstance(base, dict):
         raise ParamsError(f"{pfile.name}: expected a mapping of sections, got {type(base).__name__}")
-    schema = _read_yaml(root / SCHEMA_FILE)
-    validate(base, schema, pfile.name)
+    validate(base, pfile.name)
 
     name = profile or base["profile"]
     profiles = available_profiles(root)
     if name not in profiles:
         raise ParamsError(f"unknown profile '{name}' (available: {', '.join(profiles) or 'none'})",
                           f"set profile: to one of them or add {OVERLAY_DIR}/{name}.yaml")
-    ofile = root / OVERLAY_DIR / f"{name}.yaml"
     overlay, rel = _read_overlay(root, name, profiles)
     sections = tuple(k for k in base if k not in TOP_KEYS)
     for key in overlay:
@@ -347,14 +367,14 @@ def _load(pfile: Path, root: Path, profile: str | None) -> Params:
             raise ParamsError(f"{rel}: {key}: expected a mapping (use {{}} to override nothing), got {val!r}")
     merged = deep_merge(base, {k: v for k, v in overlay.items() if v})
     merged["profile"] = name
-    _check_merged(merged, schema, rel, f"{pfile.name} + {rel}", pfile.name)
+    _check_merged(merged, rel, f"{pfile.name} + {rel}", pfile.name)
     return Params(root=root, profile=name, data=merged, sections=sections)
 
 
-def _check_merged(merged: dict, schema: dict, source: str, limits_source: str, jobs_source: str) -> None:
-    validate(merged, schema, source)
+def _check_merged(merged: dict, source: str, limits_source: str, jobs_source: str) -> None:
+    validate(merged, source)
     _check_models(merged, source)
-    _check_sandbox_limits(merged, limits_source, _defaults(schema, ("sandbox", "limits")))
+    _check_sandbox_limits(merged, limits_source)
     _check_jobs(merged, jobs_source)
 
 
@@ -384,7 +404,7 @@ def with_overrides(params: Params, sets: list[str] | tuple[str, ...]) -> Params:
                 node[part] = {}
             node = node[part]
         node[path[-1]] = value
-    _check_merged(data, _read_yaml(params.root / SCHEMA_FILE), "--set", "--set", "--set")
+    _check_merged(data, "--set", "--set", "--set")
     return Params(root=params.root, profile=params.profile, data=data, sections=params.sections)
 
 
@@ -509,17 +529,11 @@ def _check_models(data: dict, source: str) -> None:
                               f"with {', '.join(both)}", "put those options into the command, or drop command")
 
 
-def _defaults(schema: dict, path: tuple) -> dict:
-    """The defaults the (generated) schema gives the keys of the object at ``path``."""
-    props = _schema_at(schema, path).get("properties", {})
-    return {k: v["default"] for k, v in props.items() if "default" in v}
-
-
-def _check_sandbox_limits(data: dict, source: str, defaults: dict) -> None:
+def _check_sandbox_limits(data: dict, source: str) -> None:
     """The tmpfs quotas are memory: with the reserve for processes they must fit the memory limit,
     or a full disk becomes an out-of-memory kill of the sandbox."""
     limits = (data.get("sandbox") or {}).get("limits") or {}
-    problem = quota_problem(limits, defaults)
+    problem = quota_problem(limits)  # missing keys: the Limits model's defaults
     if problem:
         keys = ", ".join(f"sandbox.limits.{k}" for k in QUOTA_KEYS)
         raise ParamsError(f"{source}: sandbox.limits: {problem}",

@@ -1,6 +1,7 @@
 """params.yaml + profile overlays + schema: merging, and one-line errors that name the key."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -249,7 +250,7 @@ def test_params_show_key_says_which_file_set_it_and_what_it_overrode(proj):
     r = lis(["params", "show", "agent", "--profile", "smoke"], cwd=proj)
     assert "episode_timeout_s: 300" in r.stdout and "set by params.yaml + workflow/params/smoke.yaml" in r.stdout
     r = lis(["params", "show", "models.base.serve.startup_timeout_s", "--profile", "full"], cwd=proj)
-    assert r.stdout.startswith("models.base.serve.startup_timeout_s: 1800") and "the schema's default" in r.stdout
+    assert r.stdout.startswith("models.base.serve.startup_timeout_s: 1800") and "the section model's default" in r.stdout
     r2 = lis(["params", "show", "agent.no_such_key"], cwd=proj, check=False)
     assert r2.returncode == 2 and "no key 'agent.no_such_key'" in r2.stderr and "episode_timeout_s" in r2.stderr
 
@@ -293,3 +294,34 @@ def test_a_stage_notes_the_overridden_keys_in_its_log_file(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: no trajectories")
     lines = [x for x in log.read_text().splitlines() if "note: profile smoke" in x]
     assert len(lines) == 1 and "sft.steps" in lines[0] and "agent." not in lines[0], log.read_text()
+
+
+def test_set_overrides_one_key_and_is_checked_as_a_params_file(proj):
+    """`--set KEY=VALUE` (every stage command): the value is YAML, merged over the profile's params and
+    validated by the same models; a bad one is one line naming it."""
+    from lis.params import with_overrides
+
+    p = load(proj, profile="ci")
+    q = with_overrides(p, ["sft.lr=0.002", "agent.observation.max_lines=90"])
+    assert q.settings("sft").lr == 0.002 and q.settings("agent").observation.max_lines == 90
+    assert q.settings("sft").steps == p.settings("sft").steps and p.settings("sft").lr != 0.002
+    for bad, expected in [("sft.lr", "--set 'sft.lr': expected KEY=VALUE"),
+                          ("sft.colour=blue", "--set: sft.colour: unknown key (allowed in sft: "),
+                          ("sft.lr=fast", "--set: sft.lr: expected number, got 'fast' (str)"),
+                          ("nosuch.x=1", "--set nosuch.x: unknown section 'nosuch'"),
+                          ("profile=full", "--set profile: the profile is chosen with --profile")]:
+        with pytest.raises(ParamsError) as e:
+            with_overrides(p, [bad])
+        assert e.value.one_line().startswith(expected), e.value.one_line()
+
+
+def test_a_stage_command_takes_set(proj, tmp_path):
+    """The override reaches the stage: `lis model card --set` records the entry as overridden."""
+    out = tmp_path / "card"
+    lis(["lis", "model", "card", "--model", "qwen3-4b-instruct-2507", "--out", out, "--params", proj / "params.yaml",
+         "--set", "models.qwen3-4b-instruct-2507.timeout_s=123"], cwd=proj)
+    card = json.loads((out / "card.json").read_text())
+    assert card["entry"]["timeout_s"] == 123, card
+    r = lis(["lis", "model", "card", "--model", "qwen3-4b-instruct-2507", "--out", out, "--params", proj / "params.yaml",
+             "--set", "models.qwen3-4b-instruct-2507.colour=1"], cwd=proj, check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "colour: unknown key" in r.stderr, r.stderr

@@ -20,7 +20,7 @@ from lis.analysis.behaviour.classify import classify_episode
 from lis.analysis.behaviour.inputs import load_trajectories
 from lis.analysis.behaviour.official import import_official, import_rl_jsonl
 from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.errors import LisError
 from lis.stages import behaviour as stage
 from lis.util.jsonl import write_jsonl
@@ -62,7 +62,7 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
             settings_file: Optional[Path] = typer.Option(None, "--settings", help="YAML of the behaviour settings "
                                                          "(default: the params section `behaviour` when params are "
                                                          "read, else the defaults)."),
-            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
             log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Classify every turn of the given episodes (external resources / file management / computation,
     by the rules of patterns.yaml, following the scripts the model wrote and ran), and write usage
@@ -71,7 +71,7 @@ def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectorie
     are read with --jobs, --profile or --params."""
 
     setup_logging(log_file, verbose)
-    params = load_params(profile, params_file) if (jobs or profile or params_file) else None
+    params = load_params(profile, params_file, sets) if (jobs or profile or params_file or sets) else None
     settings = stage.resolve(params, settings_file, jobs)
     report = stage.run(settings, {"trajectories": list(paths or []), "eval_root": eval_root},
                        {"out": out, "csv_dir": csv_dir, "turns_out": turns_out})

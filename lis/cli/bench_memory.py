@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.sandbox import registry
 from lis.stages import sandbox_memory as stage
 from lis.util.log import setup_logging
@@ -28,7 +28,7 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
            image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
                                                          help="The image stage's manifest (default: the params' tag)."),
            out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
-           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Memory of one sandbox, idle and busy (a numpy/scipy/sympy/pandas computation typical of the
     agent), read from its cgroup: idle and peak working set, the cgroup's high-water mark; mean, n
@@ -36,7 +36,7 @@ def memory(backend: Optional[str] = typer.Option(None, "--backend", help="docker
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    settings = stage.resolve(load_params(profile, params_file), backend=backend, n=n, settle_s=settle_s,
+    settings = stage.resolve(load_params(profile, params_file, sets), backend=backend, n=n, settle_s=settle_s,
                              interval_s=interval_s)
     res = stage.run(settings, {"image_manifest": image_manifest} if image_manifest is not None else {},
                     {"out": out} if out else {})

@@ -20,7 +20,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.stages import context_tasks as stage
 from lis.util.log import setup_logging
 
@@ -29,7 +29,7 @@ Out = typer.Option(Path(layout.CONTEXT_DIR), "--out-dir", "--out", "-o",
 
 
 def context_tasks(out: Path = Out, profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-                  log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+                  sets: Optional[list[str]] = Sets, log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Build the training context tasks (train split) of every data variant from params `tasks.context`.
 
     Source generated (offline, seeded), seed (the Instruction Pre-Training seed rows, from the hub
@@ -38,7 +38,7 @@ def context_tasks(out: Path = Out, profile: Optional[str] = Profile, params_file
     """
 
     setup_logging(log_file, verbose)
-    settings = stage.resolve(profile=profile, params_file=params_file)
+    settings = stage.resolve(load_params(profile, params_file, sets))
     manifest = stage.run(settings, {}, stage.outputs_in(out))
     counts = ", ".join(f"{k} {v['count']}" for k, v in manifest["variants"].items())
     typer.echo(f"wrote {counts} tasks to {out}")

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.stages import efficiency as stage
 from lis.util.log import setup_logging
 
@@ -27,7 +27,7 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
                                                        help="Also write one row per episode here."),
            replicates: Optional[int] = typer.Option(None, "--replicates", max=1000000, min=100,
                                                     help="Bootstrap replicates (default: efficiency.replicates, 2000)."),
-           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Tokens per episode split into prompt, model-generated and environment-generated (exact, from
     the usage the server reported), vanilla vs sandbox per model and domain (Table 10), and the
@@ -35,7 +35,7 @@ def tokens(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories
     Reads exactly the files given (or the params' jobs with --jobs)."""
 
     setup_logging(log_file, verbose)
-    params = load_params(profile, params_file) if (jobs or replicates is None) else None
+    params = load_params(profile, params_file, sets) if (jobs or replicates is None) else None
     settings = stage.resolve(params, jobs=jobs, replicates=replicates)
     report = stage.run(settings, {"trajectories": list(paths or []), "eval_root": eval_root},
                        {"out": out, "episodes_csv": episodes_csv})

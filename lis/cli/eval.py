@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.sandbox import registry
 from lis.stages import evaluation as stage
 from lis.util.log import setup_logging
@@ -32,7 +32,7 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
         workers: Optional[int] = typer.Option(None, "--workers", max=1024, min=1, help="Episodes at once (default eval.workers)."),
         wait: bool = typer.Option(False, "--wait", help="If another process runs this job, wait for it instead of "
                                                         "refusing."),
-        profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+        profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
         log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Run (or resume) every episode of one (model, domain, mode) job; write trajectories.jsonl and metrics.json.
 
@@ -43,6 +43,6 @@ def run(model: str = typer.Option(..., "--model", "-m", help="A models entry of 
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    settings = stage.resolve(load_params(profile, params_file), model, domain, mode, model_path=model_path,
+    settings = stage.resolve(load_params(profile, params_file, sets), model, domain, mode, model_path=model_path,
                              limit=limit, workers=workers, wait=wait)
     stage.run(settings, {"tasks": tasks_file, "image_manifest": image_manifest}, {"out": out})

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.sandbox.image import ensure_image, expected_tag
 from lis.sandbox.image.build import prune_images
 from lis.stages import image as stage
@@ -24,7 +24,7 @@ log = logging.getLogger("lis.image")
 def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_okay=False, help="Manifest to write."),
           force: bool = typer.Option(False, "--force", help="Rebuild even if the content-hash tag exists."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
+          sets: Optional[list[str]] = Sets, log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Build the sandbox image if its tag is missing, then write its manifest.
 
     The tag is a content hash of image.context (images/sandbox) and the image params, so the
@@ -33,7 +33,7 @@ def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_oka
     """
 
     setup_logging(log_file, verbose)
-    stage.run(stage.resolve(force=force, profile=profile, params_file=params_file), {}, {"out": out})
+    stage.run(stage.resolve(load_params(profile, params_file, sets), force=force), {}, {"out": out})
 
 
 @app.command("ensure")
@@ -43,7 +43,7 @@ def ensure(profile: Optional[str] = Profile, params_file: Optional[Path] = Param
 
     setup_logging(log_file, verbose)
     p = load_params(profile, params_file)
-    facts = ensure_image(p.section("image"), p.root, inspect=False)
+    facts = ensure_image(p.settings("image").written(), p.root, inspect=False)
     log.info("%s: %s, %.0f MB (%s)", facts["action"], facts["tag"] or facts["rootfs"], facts["size_mb"], facts["base"])
 
 
@@ -52,7 +52,7 @@ def tag(profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFi
     """Print the tag the current params and images/ give (without building)."""
 
     p = load_params(profile, params_file)
-    typer.echo(expected_tag(p.section("image"), p.root))
+    typer.echo(expected_tag(p.settings("image").written(), p.root))
 
 
 @app.command("prune")
@@ -61,5 +61,5 @@ def prune(dry_run: bool = typer.Option(False, "--dry-run", help="Only list what 
     """Remove sandbox images (label lis.managed=true) and kept root filesystems other than the current one."""
 
     p = load_params(profile, params_file)
-    for name in prune_images(p.section("image"), p.root, dry_run=dry_run):
+    for name in prune_images(p.settings("image").written(), p.root, dry_run=dry_run):
         typer.echo(("would remove " if dry_run else "removed ") + name)

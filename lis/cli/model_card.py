@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.stages import model_card as stage
 from lis.util.log import setup_logging
 
@@ -18,10 +18,10 @@ from lis.util.log import setup_logging
 # its options, then the stage's `resolve` and `run`; attached to `lis model` from the declaration (lis.cli.GROUPS)
 def card(model: str = typer.Option(..., "--model", "-m", help="A models entry listed in jobs.external."),
          out: Path = typer.Option(..., "--out", help="Folder to write card.json into (data/models/<name>)."),
-         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Record an external model's card (its params entry and what identifies its weights): the
     evaluation of every model depends on data/models/<name>, trained here or carded here."""
 
     setup_logging(log_file, verbose)
-    stage.run(stage.resolve(model, profile=profile, params_file=params_file), {}, {"out": out})
+    stage.run(stage.resolve(load_params(profile, params_file, sets), model), {}, {"out": out})

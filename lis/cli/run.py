@@ -45,7 +45,7 @@ def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) 
     import os
 
 
-    models = p.section("models")
+    models = p.settings("models")
     if model in models and not base_url:
         spec = model_spec(p, model)
         if spec.get("backend") == "local" and not Path(spec.get("path") or spec.get("model") or "").is_dir():
@@ -53,9 +53,9 @@ def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) 
                            "run the pipeline (make paper), or pass a model folder: lis train tiny-agent --out DIR")
         return model, spec
     if not base_url and (Path(model) / "config.json").is_file():  # a local transformers folder
-        entry = models.get("sft", {})
+        sampling = models["sft"].written().get("sampling") if "sft" in models else None
         return Path(model).resolve().name, {"backend": "local", "path": str(Path(model).resolve()),
-                                            "sampling": dict(entry.get("sampling") or {})}
+                                            "sampling": dict(sampling or {})}
     if not base_url:
         raise typer.BadParameter(f"'{model}' is neither a models entry of params ({', '.join(models)}) nor a model "
                                  f"folder; pass --base-url for a served model", param_hint="--model")
@@ -107,7 +107,7 @@ def run(query: str = typer.Option(..., "--query", "-q", help="The task, in words
     sb_cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend, "network": network},
                             built_image=True)
     # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
-    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.settings("models") else spec, domain="general",
                        sandbox=sb_cfg)
     if max_steps:
         cfg = dataclasses.replace(cfg, max_turns=max_steps)

@@ -69,7 +69,7 @@ def serve(model: Optional[str] = typer.Option(None, "--model", "-m", help="The u
     run_id = f"{RUN_PREFIX}{registry.RUN_ID}"
     sb_cfg = sandbox_config(p, run_id=run_id, overrides={"backend": backend, "network": network}, built_image=True)
     # the sampling of the params entry of that name when there is one (also under --base-url), else the spec's
-    cfg = agent_config(p, spec=model_spec(p, name) if name in p.section("models") else spec, domain="general",
+    cfg = agent_config(p, spec=model_spec(p, name) if name in p.settings("models") else spec, domain="general",
                        sandbox=sb_cfg)
     engines = list(p.settings("sandbox").engines) or [None]
     if sb_cfg.backend == "docker":

@@ -103,5 +103,7 @@ def command(stage: Stage):
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in shared]
     run.__signature__ = inspect.Signature(params)
     run.__module__, run.__name__, run.__qualname__ = where, function, function
-    run.__doc__ = re.sub(r"\$\{([^}]*)\}", r"<\1>", stage.title) + (f" (reads params: {', '.join(stage.params)})." if stage.params else ".")
+    about = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
+    run.__doc__ = (re.sub(r"\$\{([^}]*)\}", r"<\1>", stage.title)
+                   + (f" (reads params: {', '.join(stage.params)})." if stage.params else ".") + f"\n\n{about}")
     return run

@@ -16,7 +16,8 @@ from typing import Optional
 
 import typer
 
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
+from lis.errors import ParamsError
 from lis.stages import tasks as stage
 from lis.stages.tasks import manifest_path
 from lis.util.log import setup_logging
@@ -52,7 +53,7 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
           dataset: Optional[str] = Dataset, config: Optional[str] = Config, limit: Optional[int] = Limit,
           seed: Optional[int] = Seed, out: Path = Out, samples_dir: Optional[Path] = SamplesDir,
           require_pinned: bool = RequirePinned, bench_dataset: Optional[str] = BenchDataset,
-          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
           log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Write one domain's task set (JSONL, one Task per line) and its manifest (count, source, revision, sha256).
 
@@ -65,7 +66,13 @@ def tasks(domain: str = Domain, source: Optional[str] = Source, revision: Option
     """
 
     setup_logging(log_file, verbose)
+    try:
+        params = load_params(profile, params_file, sets)
+    except ParamsError:
+        if profile or params_file or sets:
+            raise
+        params = None  # outside a project: the flags alone
     settings, inputs = stage.resolve(domain, source=source, revision=revision, dataset=dataset, config=config,
                                      limit=limit, seed=seed, samples_dir=samples_dir, require_pinned=require_pinned,
-                                     bench_dataset=bench_dataset, profile=profile, params_file=params_file)
+                                     bench_dataset=bench_dataset, params=params)
     stage.run(settings, inputs, {"tasks": out, "manifest": manifest_path(out)})

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.sandbox import registry
 from lis.stages import throughput as stage
 from lis.util.log import setup_logging
@@ -33,7 +33,7 @@ def throughput(out: Path = typer.Option(Path(layout.THROUGHPUT), "--out", dir_ok
                tasks_dir: Path = typer.Option(Path(layout.TASKS_DIR), "--tasks-dir", help="Where <domain>.jsonl are."),
                image_manifest: Optional[Path] = typer.Option(None, "--image-manifest",
                                                              help="The image stage's manifest (default: the params' tag)."),
-               profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+               profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
                log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """Run a fixed task list at a fixed concurrency in vanilla and in sandbox mode against ONE model
     endpoint, several times, and report queries per minute per mode (mean, n, 95% interval), their
@@ -42,7 +42,7 @@ def throughput(out: Path = typer.Option(Path(layout.THROUGHPUT), "--out", dir_ok
 
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
-    settings = stage.resolve(load_params(profile, params_file), model=model, domains=_csv(domains), tasks=tasks,
+    settings = stage.resolve(load_params(profile, params_file, sets), model=model, domains=_csv(domains), tasks=tasks,
                              concurrency=concurrency, repeats=repeats, modes=_csv(modes), warm=warm, warmup=warmup,
                              serve=serve)
     inputs = {"tasks_dir": tasks_dir, **({"image_manifest": image_manifest} if image_manifest is not None else {})}

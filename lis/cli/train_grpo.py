@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.sandbox import registry
 from lis.stages import grpo as stage
 from lis.util.log import setup_logging
@@ -28,7 +28,7 @@ def grpo(init: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--in
                                              help="The image stage's manifest (sandbox mode)."),
          seed_offset: int = typer.Option(0, "--seed-offset", max=1000000, min=0,
                                          help="Train with seed grpo.seed + N (a replicate of the learning check)."),
-         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
+         profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
          log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
     """GRPO in the sandbox with TRL (params `grpo`; the LLM-RL baseline also reads `llm_rl`): our agent
     loop as the rollout, episodes of a step run concurrently, token-exact, resumable from checkpoints.
@@ -38,7 +38,7 @@ def grpo(init: Path = typer.Option(layout.path(layout.MODEL, model="sft"), "--in
     setup_logging(log_file, verbose)
     registry.install_signal_handlers()
     stage.check_mode(mode)  # a usage error before the params are read
-    settings = stage.resolve(load_params(profile, params_file), mode, seed_offset)
+    settings = stage.resolve(load_params(profile, params_file, sets), mode, seed_offset)
     path = Path(data) if data.endswith(".jsonl") else layout.path(layout.CONTEXT_TASKS, variant=data)
     metrics = stage.run(settings, {"init": init, "data": path, "image_manifest": image_manifest},
                         {"out": out, "logs": logs})

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from lis.config.base import Domain, NonNegFloat, PosFloat, PosInt, Section, Share
+from lis.config.base import Domain, NonNegFloat, PosFloat, PosInt, Section, Share, unique
 
 Tokens = Annotated[int, Field(ge=256)]
 
@@ -20,8 +20,7 @@ class Observation(Section):
 
 
 class Editor(Section):
-    view_extensions: Annotated[list[Annotated[str, Field(pattern=r"^\.[^/\s]+$")]],
-                               Field(min_length=1, json_schema_extra={"uniqueItems": True})] | None
+    view_extensions: Annotated[unique(list[Annotated[str, Field(pattern=r"^\.[^/\s]+$")]]), Field(min_length=1)] | None
     """file types str_replace_editor may view (null: any)"""
 
 
@@ -62,18 +61,14 @@ class EvalSection(Section):
     max_error_share: Share
 
 
-def _unique(t):
-    return Annotated[t, Field(json_schema_extra={"uniqueItems": True})]
-
-
 class JobsSection(Section):
     """Which models and domains the pipeline runs (only params.yaml may set it: DVC reads it)."""
 
-    models: Annotated[list[str], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
-    external: _unique(list[str]) = []
+    models: Annotated[unique(list[str]), Field(min_length=1)]
+    external: unique(list[str]) = []
     """models evaluated but not trained here"""
-    long_context_ablation: _unique(list[str])
-    domains: _unique(list[Domain])
-    grpo_data: _unique(list[Literal["files", "prompt", "math"]]) = []
-    replicates: _unique(list[PosInt]) = []
+    long_context_ablation: unique(list[str])
+    domains: unique(list[Domain])
+    grpo_data: unique(list[Literal["files", "prompt", "math"]]) = []
+    replicates: unique(list[PosInt]) = []
     """extra seeds of the learning check"""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from lis.config.base import NonNegFloat, NonNegInt, PosInt, Section, Share
+from lis.config.base import NonNegFloat, NonNegInt, PosInt, Section, Share, unique
 
 Mode = Literal["sandbox", "sandbox_inline", "vanilla"]
 Replicates = Annotated[int, Field(ge=100)]
@@ -61,7 +61,7 @@ class ThroughputSection(Section):
     concurrency: PosInt = 8
     """episodes at once (and sandboxes at once)"""
     repeats: PosInt = 3
-    modes: Annotated[list[Mode], Field(min_length=1, json_schema_extra={"uniqueItems": True})] = ["vanilla", "sandbox"]
+    modes: Annotated[unique(list[Mode]), Field(min_length=1)] = ["vanilla", "sandbox"]
     warm: NonNegInt = 0
     """sandboxes started before the clock starts (0: sandbox start is part of the cost)"""
     warmup: NonNegInt = 1
@@ -69,12 +69,6 @@ class ThroughputSection(Section):
     seed: int = 0
     max_error_share: Share = 0.05
     """a run with more infrastructure errors than this share fails"""
-
-    @model_validator(mode="after")
-    def _distinct_modes(self) -> "ThroughputSection":
-        if len(set(self.modes)) != len(self.modes):
-            raise ValueError(f"modes {self.modes} name a mode twice")
-        return self
 
 
 class SandboxMemorySection(Section):
@@ -95,6 +89,5 @@ class ReportSection(Section):
 
 
 class DoctorSection(Section):
-    needs: Annotated[list[Literal["docker", "image", "gpu", "vllm", "hf_hub", "hub_models", "served", "bubblewrap"]],
-                     Field(json_schema_extra={"uniqueItems": True})]
+    needs: unique(list[Literal["docker", "image", "gpu", "vllm", "hf_hub", "hub_models", "served", "bubblewrap"]])
     min_free_disk_gb: NonNegFloat

@@ -1,9 +1,8 @@
 """The JSON schema of the params, generated from the section models.
 
 ``workflow/schemas/params.schema.yaml`` is this schema written as YAML (``lis params schema
---write``); a test and ``lis params schema --check`` say when the file and the models part. The
-loader validates with it first (jsonschema gives one line naming the key), then builds the typed
-sections. The generated schema is made plain before it is written: references inlined, titles
+--write``); a test and ``lis params schema --check`` say when the file and the models part. It is for
+editors and readers: the loader validates with the models themselves. The generated schema is made plain before it is written: references inlined, titles
 dropped, ``X or null`` written as a type list, a mapping with a key pattern closed.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ The package was once ``lis.data.context``: its random streams keep that name
 (``Random("lis.data.context.…")``) so that the tasks built are byte-identical to before.
 
     from lis.context_tasks import settings_from, build_splits, variants
-    s = settings_from(params.section("tasks")["context"])
+    s = settings_from(params.settings("tasks").written()["context"])
     splits = build_splits(s, root)                     # files variant, train and held-out
     sets = variants(splits.train, s.seed, s.math_tasks)  # {"files", "prompt", "math"}
 """

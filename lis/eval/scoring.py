@@ -27,7 +27,7 @@ NOT_SEMANTIC = ("judge_cache",)  # where the judge's replies are cached does not
 
 
 def scoring_hash(params) -> str:
-    sec = {k: v for k, v in params.section("scoring").items() if k not in NOT_SEMANTIC}
+    sec = {k: v for k, v in params.settings("scoring").written().items() if k not in NOT_SEMANTIC}
     judge = sec.get("judge")
     judge_model = None
     if judge:

@@ -122,7 +122,7 @@ def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None 
     """(the SandboxConfig of ``cfg`` over params, the params' pool settings). ``image_facts``: what
     :func:`lis.sandbox.image.ensure_image` returned (task_init), else the tag the params give."""
     params = load_params(cfg)
-    section = params.section("sandbox")
+    section = params.settings("sandbox").written()
     limits = {**section.get("limits", {}), **{k: (float(v) if k == "cpus" else int(v)) for k, v in cfg.limits.items()}}
     problem = quota_problem(limits)
     if problem:

@@ -44,7 +44,7 @@ def load_task_set(params, domain: str, *, source: str | None = None, tasks_file:
     paper's rows at the profile's revision) or ``generated`` (the held-out context tasks of
     ``tasks.context``). ``limit`` and ``seed`` draw a seeded subset in the set's order (defaults: the
     profile's for a source; none for a task file, which is the set as written). Raises LisError (one line) for an unknown source or a set that cannot be read."""
-    sec = params.section("tasks")
+    sec = params.settings("tasks").written()
     conf = dict(sec["domains"].get(domain, {}))
     if tasks_file is not None:
         tasks = read_tasks(Path(tasks_file))

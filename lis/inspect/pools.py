@@ -40,7 +40,7 @@ def ensure_image(cfg: LisSandboxConfig) -> dict | None:
     if cfg.image or cfg.rootfs:
         return None
     params = load_params(cfg)
-    return ensure(params.section("image"), params.root, inspect=False)
+    return ensure(params.settings("image").written(), params.root, inspect=False)
 
 
 def _check(sc) -> None:

@@ -30,6 +30,7 @@ EXPORTS = {
     "build_judge": "lis.runtime.judge",
     "chat_model": "lis.runtime.models",
     "model_spec": "lis.runtime.models",
+    "model_specs": "lis.runtime.models",
     "MODELS_HINT": "lis.runtime.models",
     "sandbox_config": "lis.runtime.sandbox",
     "episode_seed": "lis.runtime.seeds",

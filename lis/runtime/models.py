@@ -13,14 +13,19 @@ MODELS_HINT = "add an entry under models: in params.yaml"
 def model_spec(params, name: str, *, hint: str = MODELS_HINT) -> dict[str, Any]:
     """The params entry of a model (a copy); a local folder given relative is relative to the project
     root. Raises LisError naming the entries when there is none called ``name`` (``hint``: what to do)."""
-    models = params.section("models")
+    models = params.settings("models")
     if name not in models:
         raise LisError(f"no model named '{name}' in params (models: {', '.join(models) or 'none'})", hint)
-    spec = dict(models[name])
+    spec = models[name].written()
     for key in ("path", "model"):
         if spec.get("backend") == "local" and spec.get(key) and not Path(spec[key]).is_absolute():
             spec[key] = str(params.root / spec[key])
     return spec
+
+
+def model_specs(params) -> dict[str, dict[str, Any]]:
+    """Every models entry's spec (:func:`model_spec`), by name."""
+    return {name: model_spec(params, name) for name in params.settings("models")}
 
 
 def chat_model(params, name: str):

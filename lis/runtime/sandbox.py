@@ -25,13 +25,13 @@ def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None
     ``data/image/manifest.json`` when it exists. ``deterministic``: the deterministic mode's sandbox, whose
     shell writes each stderr line whole (:data:`lis.sandbox.base.LINE_BUFFERED_STDERR`).
     Raises LisError."""
-    section = params.section("sandbox")
+    section = params.settings("sandbox").written()
     section.update({k: v for k, v in (overrides or {}).items() if v})
     if built_image and image_manifest is None and section["backend"] == "docker":
         path = params.root / BUILT_IMAGE_MANIFEST
         if path.exists():
             image_manifest = read_image_manifest(path)
-    config = config_from_params(section, params.section("image"), run_id=run_id, image_manifest=image_manifest,
+    config = config_from_params(section, params.settings("image").written(), run_id=run_id, image_manifest=image_manifest,
                                 backend=backend)
     if deterministic:
         config = dataclasses.replace(config, env={**config.env, **LINE_BUFFERED_STDERR})

@@ -12,12 +12,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from lis.config.tasks import ContextSection
-from lis.context_tasks import build_splits, knobs, qa_mix, settings_from, VARIANTS, variants
+from lis.context_tasks import build_splits, knobs, qa_mix, VARIANTS, variants
 from lis.manifest import stage_manifest, write_json
-from lis.params import load
+from lis.params import Params
 from lis.stages.spec import Stage
 from lis.tasks import write_tasks
 from lis.util.files import sha256_file
@@ -54,13 +54,11 @@ class Settings:
     """The params profile (recorded in the manifest)."""
 
 
-def resolve(*, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
-    """The settings from the params (``tasks.context``, the profile applied). Raises ParamsError for
-    params that cannot be read or a bad knob (one line, naming the key)."""
+def resolve(p: Params) -> Settings:
+    """The settings from the params (``tasks.context``, the profile applied)."""
 
-    p = load(profile=profile, params_file=params_file)
-    sec = p.section("tasks").get("context") or {}
-    return Settings(context=settings_from(sec), section=sec, root=p.root, profile=p.profile)
+    context = p.settings("tasks").context
+    return Settings(context=context, section=context.written(), root=p.root, profile=p.profile)
 
 
 def outputs_in(out_dir: Path) -> dict[str, Path]:

@@ -20,6 +20,7 @@ from lis.eval.runner import run_job
 from lis.manifest import read_image_manifest
 from lis.models.serve_plan import serving
 from lis.params import Params
+from lis.runtime import model_specs
 
 log = logging.getLogger("lis.eval")
 
@@ -57,7 +58,7 @@ def run(settings: Settings, inputs: dict[str, Path | None], outputs: dict[str, P
     image = inputs["image_manifest"]
     manifest = read_image_manifest(image) if job.mode != "vanilla" and image is not None and image.exists() else None
     judge = p.settings("scoring").judge
-    with serving(p.section("models"), [job.model, judge and judge.model], p.root):  # entries with serve.auto: started here
+    with serving(model_specs(p), [job.model, judge and judge.model], p.root):  # entries with serve.auto: started here
         m = run_job(p, job, inputs["tasks"] or layout.path(layout.TASKS, domain=job.domain),
                     out_dir=outputs["out"] or job.out_dir(), journal_path=settings.journal, image_manifest=manifest,
                     limit=settings.limit, workers=settings.workers, wait=settings.wait)

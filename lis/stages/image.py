@@ -12,10 +12,10 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from lis.manifest import stage_manifest, write_json
-from lis.params import load
+from lis.params import Params
 from lis.sandbox.image import ensure_image
 from lis.stages.spec import Stage
 
@@ -49,12 +49,10 @@ class Settings:
     """Rebuild even if the content-hash tag exists."""
 
 
-def resolve(*, force: bool = False, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
-    """The settings from the ``--force`` flag and the params (``image``, the profile applied). Raises
-    ParamsError for params that cannot be read."""
+def resolve(p: Params, *, force: bool = False) -> Settings:
+    """The settings from the params (``image``, the profile applied) and the ``--force`` flag."""
 
-    p = load(profile=profile, params_file=params_file)
-    return Settings(section=p.section("image"), root=p.root, profile=p.profile, params_hash=p.section_hash("image"),
+    return Settings(section=p.settings("image").written(), root=p.root, profile=p.profile, params_hash=p.section_hash("image"),
                     force=force)
 
 

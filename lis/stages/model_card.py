@@ -12,11 +12,11 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from lis.manifest import write_json
 from lis.models.registry import fingerprint
-from lis.params import load
+from lis.params import Params
 from lis.runtime import model_spec
 from lis.stages.spec import Stage
 
@@ -48,14 +48,13 @@ class Settings:
     weights are identified from."""
 
 
-def resolve(model: str, *, profile: Optional[str] = None, params_file: Optional[Path] = None) -> Settings:
+def resolve(p: Params, model: str) -> Settings:
     """The settings of the ``models`` entry ``model`` from the params (the profile applied). Raises
     ParamsError for params that cannot be read, LisError naming the entries when there is none called
     ``model``."""
 
-    p = load(profile=profile, params_file=params_file)
     spec = model_spec(p, model)
-    return Settings(model=model, entry=p.section("models")[model], spec=spec)
+    return Settings(model=model, entry=p.settings("models")[model].written(), spec=spec)
 
 
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:

@@ -2,15 +2,14 @@
 paper, with the paper's numbers beside ours, and an index (md, json, html) with provenance.
 
 The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule and
-its command ``lis report`` are made), :func:`resolve` (the params the report reads) and :func:`run`,
-which checks that the inputs are the declared ones and builds the report
-(:func:`lis.report.build.build_report`).
+its command ``lis report`` are made) and :func:`run`, which reads the profile's params (the sections
+``report``, ``jobs``, ``models`` and ``tasks``), checks that the inputs are the declared ones and
+builds the report (:func:`lis.report.build.build_report`).
 """
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from lis import layout
@@ -48,21 +47,7 @@ HELP = {
 }
 
 
-@dataclass(frozen=True)
-class Settings:
-    """One run of the stage (:func:`resolve`): the params of the profile — the project root the
-    declared inputs are read under, the sections the report reads (``report``, ``jobs``, ``models``,
-    ``tasks``) and the profile's name."""
-
-    params: Params
-
-
-def resolve(params: Params) -> Settings:
-    """The settings from the loaded params (the profile applied)."""
-    return Settings(params=params)
-
-
-def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> list[Path]:
+def run(params: Params, inputs: dict[str, Path], outputs: dict[str, Path]) -> list[Path]:
     """Write paper_figures/ into ``outputs["out"]`` (relative: under the project root) from exactly the
     inputs the stage declares for the params' jobs (:func:`lis.report.inputs.declared_inputs`, read
     under the project root); return the files written. ``inputs`` ``image_manifest`` and ``eval_root``
@@ -74,7 +59,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
         if given.as_posix().rstrip("/") != declared:
             raise LisError(f"{given} is not the report's declared input {declared}",
                            f"the report reads the pipeline's outputs under the project root: pass {declared}")
-    p = settings.params
+    p = params
     out = outputs["out"]
     out = out if out.is_absolute() else p.root / out
     paths = build_report(p.root, p.data, p.profile, out)

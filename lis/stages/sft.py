@@ -9,7 +9,6 @@ trains, writes the model with its manifest). The training itself is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +32,14 @@ STAGE = Stage(
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """One run of the stage (:func:`resolve`): the validated ``sft`` section with the run's seed."""
-
-    sft: SftSection
-
-
-def resolve(params: Params, seed_offset: int = 0) -> Settings:
-    """The settings of a run trained with seed ``sft.seed + seed_offset`` (a replicate of the learning
-    check). Raises ParamsError naming a bad key or value of ``sft``."""
+def resolve(params: Params, seed_offset: int = 0) -> SftSection:
+    """The ``sft`` section of a run trained with seed ``sft.seed + seed_offset`` (a replicate of the
+    learning check). Raises ParamsError naming a bad key or value of ``sft``."""
     sft = params.settings("sft")
-    return Settings(sft=sft.model_copy(update={"seed": sft.seed + seed_offset}))
+    return sft.model_copy(update={"seed": sft.seed + seed_offset})
 
 
-def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
+def run(sft: SftSection, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
     """Fine-tune ``inputs["base"]`` on the successful records of ``inputs["data"]`` (trajectories, read
     strictly: a corrupt row is one error line naming the file and the line) into ``outputs["out"]``;
     return the model's manifest (``{"written": False, ...}`` on a DDP rank other than 0)."""
@@ -57,4 +49,4 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     if not data.is_file():
         raise LisError(f"no trajectories at {data}", "run the stage that produces it first (snakemake --cores all paper)")
     records = read_jsonl(data, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
-    return run_sft_stage(settings.sft, inputs["base"], records, outputs["out"], section_name="sft")
+    return run_sft_stage(sft, inputs["base"], records, outputs["out"], section_name="sft")

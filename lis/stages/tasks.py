@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lis.context_tasks import held_out_tasks
-from lis.errors import LisError, ParamsError
+from lis.errors import LisError
 from lis.manifest import git_state, package_versions, write_json
-from lis.params import load
+from lis.params import Params
 from lis.stages.spec import Stage
 from lis.tasks import load_hub, load_samples, PAPER_BENCH, samples_dir as default_samples, select, write_tasks
 from lis.tasks.hub_access import recording_commits
@@ -91,17 +91,13 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Path]):
+def _params_tasks(domain: str, p: Optional[Params]):
     """The domain's settings, samples_dir, bench_dataset and (tasks.context, project root) from params;
-    ({}, None, None, None) outside a project."""
+    ({}, None, None, None) outside a project (``p`` None)."""
 
-    try:
-        p = load(profile=profile, params_file=params_file)
-    except ParamsError:
-        if profile or params_file:
-            raise
+    if p is None:
         return {}, None, None, None
-    sec = p.section("tasks")
+    sec = p.settings("tasks").written()
     return (dict(sec["domains"].get(domain, {})), str(p.root / sec["samples_dir"]), sec.get("bench_dataset"),
             (sec.get("context") or {}, p.root))
 
@@ -109,15 +105,14 @@ def _params_tasks(domain: str, profile: Optional[str], params_file: Optional[Pat
 def resolve(domain: str, *, source: Optional[str] = None, revision: Optional[str] = None,
             dataset: Optional[str] = None, config: Optional[str] = None, limit: Optional[int] = None,
             seed: Optional[int] = None, samples_dir: Optional[Path] = None, require_pinned: bool = False,
-            bench_dataset: Optional[str] = None, profile: Optional[str] = None,
-            params_file: Optional[Path] = None) -> tuple[Settings, dict[str, Path]]:
+            bench_dataset: Optional[str] = None, params: Optional[Params] = None) -> tuple[Settings, dict[str, Path]]:
     """The settings and the inputs of :func:`run` from the command line's flags (None / False: not
     given) and the params (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``,
-    ``tasks.context``; the profile applied; none outside a project): a flag given wins. The inputs
+    ``tasks.context``; the profile applied; None outside a project): a flag given wins. The inputs
     are ``{"samples_dir": ...}`` for source samples, else empty. Raises LisError naming a flag that
     does not apply to the source, ParamsError for bad params."""
 
-    conf, params_samples, params_bench, context = _params_tasks(domain, profile, params_file)
+    conf, params_samples, params_bench, context = _params_tasks(domain, params)
     source = source or conf.get("source") or "samples"
     if source == "hub":
         revision = revision or conf.get("revision")

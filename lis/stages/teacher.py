@@ -1,12 +1,11 @@
 """The ``teacher`` stage: the teacher's episodes in the real sandbox (params ``teacher``, with the
 ``agent`` and ``sandbox`` settings of evaluation), the SFT data of the smoke profile.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the params with their ``teacher`` section
+The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule
+and its command ``lis train teacher`` are made), :func:`resolve` (the params with their ``teacher`` section
 typed) and :func:`run`, which draws the episodes (:func:`lis.offline.teacher.items.teacher_items`: the
 scripted teacher by default, or any models entry answering the same tasks), runs them in a sandbox pool,
 keeps what an interrupted run finished, and writes ``trajectories.jsonl`` and ``manifest.json``.
-``lis train teacher`` calls both.
 """
 from __future__ import annotations
 
@@ -41,13 +40,18 @@ STAGE = Stage(
     priority=50,
     cmd=("lis train teacher --out data/train/teacher --context-tasks data/train/context/files.jsonl "
          "--image-manifest data/image/manifest.json --profile ${profile} --log logs/train/teacher.log"),
-    entry="lis.cli.train_teacher:teacher",
+    entry="lis.stages.teacher:run",
     params=("teacher", "agent", "sandbox", "models"),
     deps=("data/train/context/files.jsonl", "data/image/manifest.json", "${tasks.samples_dir}"),
     outs=("data/train/teacher/trajectories.jsonl", "data/train/teacher/manifest.json"),
 )
 
 log = logging.getLogger("lis.offline.teacher")
+HELP = {
+    "out": "Folder for trajectories.jsonl and manifest.json.",
+    "context_tasks": "Training context tasks the teacher solves.",
+    "image_manifest": "The image stage's manifest.",
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def resolve(params: Params) -> Settings:
     """The settings from the params. Raises ParamsError naming a bad key or value of ``teacher``, LisError
     when ``teacher.model`` is neither ``scripted`` nor a models entry."""
     teacher = params.settings("teacher")
-    if teacher.model != "scripted" and teacher.model not in params.section("models"):
+    if teacher.model != "scripted" and teacher.model not in params.settings("models"):
         raise LisError(f"teacher.model {teacher.model!r} is not a models entry", "name an entry of models:")
     return Settings(params=params, teacher=teacher)
 
@@ -75,7 +79,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     ``image_manifest`` (the image stage's manifest)."""
     t0 = time.monotonic()
     params, out = settings.params, outputs["out"]
-    sec = params.section("teacher")  # as written: what the manifest and the resume key hash
+    sec = params.settings("teacher").written()  # as written: what the manifest and the resume key hash
     rows = []
     if inputs["context_tasks"].is_file():
         rows = read_tasks(inputs["context_tasks"])
@@ -102,7 +106,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     # the episodes an interrupted run of these same items finished (its partial file, named by what
     # decides the episodes: settings, tasks, image, agent), kept; another run's partial file is dropped
     key = hash_obj({"teacher": sec, "tasks": [t.to_dict() for t in rows], "image": sb_cfg.image or sb_cfg.rootfs,
-                    "agent": params.section("agent")})
+                    "agent": params.settings("agent").written()})
     tmp = out / f".trajectories.{key}.jsonl.tmp"
     for stale in out.glob(".trajectories.*.tmp"):
         if stale != tmp:

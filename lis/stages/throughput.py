@@ -19,7 +19,7 @@ from lis.errors import LisError
 from lis.manifest import write_json
 from lis.models.serve_plan import serving
 from lis.params import Params
-from lis.runtime import agent_config, model_spec, MODELS_HINT, sandbox_config
+from lis.runtime import agent_config, model_spec, model_specs, MODELS_HINT, sandbox_config
 from lis.sandbox import registry
 from lis.stages.spec import Stage
 from lis.tasks.io import read_tasks
@@ -108,7 +108,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     def cfg_for(domain: str, mode: str):
         return agent_config(p, spec=spec, domain=domain, sandbox=sandbox_cfg if mode != "vanilla" else None)
 
-    with serving(p.section("models"), [s.model], p.root), \
+    with serving(model_specs(p), [s.model], p.root), \
             model_endpoint(s.model, spec, s.serve) as (chat_model, info):  # serve.auto: the server starts here
         with console.status("measuring throughput") as status:
             res = run_throughput(chat_model, task_list, s, cfg_for, sandbox_cfg,

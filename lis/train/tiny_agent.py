@@ -61,12 +61,12 @@ def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list |
     out = Path(out)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
     try:
-        b, t = params.section("base"), params.section("base")["tiny"]
+        b, t = params.settings("base").written(), params.settings("base").written()["tiny"]
         build_base(work / "base", seed=int(b["seed"]), vocab_size=int(t["vocab_size"]),
                    max_context=int(t["max_context"]), arch=dict(t["arch"]), stdlib_files=int(t["stdlib_files"]),
                    corpus_episodes=int(t["corpus_episodes"]),
                    context_tasks=(context_tasks or [])[: int(t["corpus_context_tasks"])])
-        sec = params.section("teacher")
+        sec = params.settings("teacher").written()
         if not context_tasks:
             sec = {**sec, "context_episodes": 0}
         items = teacher_items(sec, context_tasks or [])
@@ -132,7 +132,7 @@ def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
     tasks, the Python and library versions."""
     rootfs = sandbox_config.rootfs
     return hash_obj({
-        "sections": {s: params.section(s) for s in TEACHER_SECTIONS},
+        "sections": {s: params.settings(s).written() for s in TEACHER_SECTIONS},
         "sandbox": {"backend": sandbox_config.backend, "image": sandbox_config.image,
                     "rootfs": Path(rootfs).name if rootfs else ""},  # named by the image's content hash
         "code": code_version(*TEACHER_CODE, root=root),
@@ -200,7 +200,7 @@ def cached_tiny_agent(params, sandbox_config) -> Path:
     from filelock import FileLock
 
     teacher = cached_teacher(params, sandbox_config)
-    seen = hash_obj({"teacher": str(teacher), "sft": params.section("sft")})  # this process found it before
+    seen = hash_obj({"teacher": str(teacher), "sft": params.settings("sft").written()})  # this process found it before
     if seen in _FOUND and (_FOUND[seen] / "manifest.json").is_file():
         return _FOUND[seen]
     folder = cache_dir() / "models" / f"tiny-agent-{agent_key(params.settings('sft'), teacher)}"

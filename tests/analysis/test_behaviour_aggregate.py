@@ -136,11 +136,11 @@ def test_identical_episodes_give_a_point_interval_and_task_clusters_join_repeats
 
 @pytest.mark.parametrize("given,message", [
     ({"grops": {}}, "grops: unknown key"),
-    ({"groups": {"strong": "A"}}, "groups.strong: Input should be a valid list, got 'A'"),
+    ({"groups": {"strong": "A"}}, "groups.strong: expected array, got 'A' (str)"),
     ({"rl_pairs": [{"before": "A"}]}, "rl_pairs.0.after: required key is missing"),
     ({"replicates": 10}, "replicates: Input should be greater than or equal to 100"),
-    ({"cluster": "model"}, "cluster: Input should be 'episode' or 'task'"),
-    ({"tool_mode": "shell"}, "tool_mode: Input should be 'sandbox', 'sandbox_inline' or 'vanilla'"),
+    ({"cluster": "model"}, "cluster: 'model' is not one of 'episode', 'task'"),
+    ({"tool_mode": "shell"}, "tool_mode: 'shell' is not one of 'sandbox', 'sandbox_inline', 'vanilla'"),
 ])
 def test_bad_settings_are_one_line_errors(given, message):
     with pytest.raises(LisError) as e:

@@ -23,8 +23,8 @@ def test_the_command_runs_the_stage(tmp_path):
     the settings ``resolve`` makes of the same params, and its manifest is ``run``'s but for the time."""
     out = tmp_path / "cmd"
     r = lis(["lis", "context-tasks", "--profile", "ci", "--out-dir", str(out)])
-    settings = stage.resolve(profile="ci", params_file=PARAMS)
-    section = load(ROOT, profile="ci").section("tasks")["context"]
+    settings = stage.resolve(load(params_file=PARAMS, profile="ci"))
+    section = load(ROOT, profile="ci").data["tasks"]["context"]  # as written in the files
     assert settings == stage.Settings(context=settings_from(section), section=section, root=ROOT, profile="ci")
     again = tmp_path / "run"
     outputs = stage.outputs_in(again)

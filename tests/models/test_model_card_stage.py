@@ -23,9 +23,9 @@ def test_the_command_runs_the_stage(tmp_path, model):
     the one ``run`` writes, and ``run`` returns what it wrote."""
     out = tmp_path / "cmd"
     lis(["lis", "model", "card", "--model", model, "--out", str(out)])
-    settings = stage.resolve(model, params_file=PARAMS)
+    settings = stage.resolve(load(params_file=PARAMS), model)
     p = load(ROOT)
-    assert settings == stage.Settings(model=model, entry=p.section("models")[model], spec=model_spec(p, model))
+    assert settings == stage.Settings(model=model, entry=p.data["models"][model], spec=model_spec(p, model))
     again = tmp_path / "run" / model
     card = stage.run(settings, {}, {"out": again})
     assert (again / "card.json").read_bytes() == (out / "card.json").read_bytes()
@@ -37,7 +37,7 @@ def test_an_unknown_model_fails_as_resolve_does(tmp_path):
     out = tmp_path / "card"
     r = lis(["lis", "model", "card", "--model", "gpt-9", "--out", str(out)], check=False)
     with pytest.raises(LisError) as e:
-        stage.resolve("gpt-9", params_file=PARAMS)
+        stage.resolve(load(params_file=PARAMS), "gpt-9")
     assert r.returncode == 2 and r.stderr.strip() == f"error: {e.value.one_line()}" and not out.exists()
 
 

@@ -1,5 +1,5 @@
 """The ``report`` stage (lis/stages/report.py): its command writes what its ``run`` writes, from the
-settings its ``resolve`` makes of the params; the declaration is what dvc.yaml and the Snakemake rule
+profile's params; the declaration is what dvc.yaml and the Snakemake rule
 use. One external model on math and long context (the inputs made by the real producers:
 tests/report/build_inputs.py), the trajectory viewer off."""
 from __future__ import annotations
@@ -33,15 +33,15 @@ def _untimed(index: dict) -> dict:
 
 
 def test_the_command_runs_the_stage(tmp_path):
-    """Every table is byte for byte the one ``run`` writes from the settings ``resolve`` makes of the
+    """Every table is byte for byte the one ``run`` writes from the
     same params, the index the same but for the report's own time, the same figures; a relative
     ``out`` is under the project root."""
     root = make_project(tmp_path, jobs=JOBS, rl_pairs=[], models={"ext": EXT}, report={"trajectories": False})
     build_all(root)
     lis(["lis", "report", "--params", root / "params.yaml", "--out", "cmd"], cwd=root)
-    settings = stage.resolve(load(params_file=root / "params.yaml"))
-    assert settings.params.root == root and settings.params.profile == "smoke"
-    paths = stage.run(settings, INPUTS, {"out": Path("run")})
+    params = load(params_file=root / "params.yaml")
+    assert params.root == root and params.profile == "smoke"
+    paths = stage.run(params, INPUTS, {"out": Path("run")})
     written, again = _files(root / "cmd"), _files(root / "run")
     assert sorted(written) == sorted(again) == sorted(p.relative_to(root / "run").as_posix() for p in paths)
     tables = [f for f in written if f.startswith("tables/")]
@@ -51,7 +51,7 @@ def test_the_command_runs_the_stage(tmp_path):
 
 def test_an_input_other_than_the_declared_one_is_refused():
     with pytest.raises(LisError, match="elsewhere/eval is not the report's declared input data/eval"):
-        stage.run(stage.Settings(params=None), {**INPUTS, "eval_root": Path("elsewhere/eval")}, {"out": Path("x")})
+        stage.run(None, {**INPUTS, "eval_root": Path("elsewhere/eval")}, {"out": Path("x")})
 
 
 def test_the_registry_reads_the_declaration_the_module_holds():

@@ -24,9 +24,9 @@ def _without_time(manifest: dict) -> dict:
 def test_the_command_runs_the_stage(tmp_path, image_tag):
     out = tmp_path / "cmd" / "manifest.json"
     lis(["lis", "image", "build", "--out", str(out)])
-    settings = stage.resolve(force=False, profile=None, params_file=PARAMS)
     p = load(ROOT)
-    assert settings == stage.Settings(section=p.section("image"), root=ROOT, profile=p.profile,
+    settings = stage.resolve(load(params_file=PARAMS), force=False)
+    assert settings == stage.Settings(section=p.settings("image").written(), root=ROOT, profile=p.profile,
                                       params_hash=p.section_hash("image"), force=False)
     again = tmp_path / "run" / "manifest.json"
     manifest = stage.run(settings, {}, {"out": again})

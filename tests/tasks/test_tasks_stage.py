@@ -8,6 +8,7 @@ import json
 import pytest
 
 from lis.errors import LisError
+from lis.params import load
 from lis.stages import registry
 from lis.stages import tasks as stage
 from tests.conftest import ROOT, lis
@@ -43,18 +44,21 @@ def test_the_command_runs_the_stage(tmp_path, monkeypatch, options, settings, in
     assert written["count"] == settings.limit and written["source"] == settings.source
 
 
+SMOKE = load(ROOT, profile="smoke")
+
+
 def test_a_flag_wins_over_params_and_the_params_fill_the_rest():
     """In the project, on the smoke profile: math is the 3-item sample draw of params; a flag replaces
     one setting and leaves the others to params."""
-    settings, inputs = stage.resolve("math", profile="smoke", params_file=ROOT / "params.yaml")
+    settings, inputs = stage.resolve("math", params=SMOKE)
     assert (settings.source, settings.limit, settings.seed) == ("samples", 3, 0)
     assert inputs == {"samples_dir": ROOT / "data" / "samples"}
-    settings, _ = stage.resolve("math", limit=2, profile="smoke", params_file=ROOT / "params.yaml")
+    settings, _ = stage.resolve("math", limit=2, params=SMOKE)
     assert (settings.limit, settings.seed) == (2, 0)
-    settings, inputs = stage.resolve("instruct_pretrain", profile="smoke", params_file=ROOT / "params.yaml")
+    settings, inputs = stage.resolve("instruct_pretrain", params=SMOKE)
     assert settings.source == "generated" and settings.context["source"] == "generated" and inputs == {}
     with pytest.raises(LisError, match="--revision applies to --source hub only"):
-        stage.resolve("math", revision="abc", profile="smoke", params_file=ROOT / "params.yaml")
+        stage.resolve("math", revision="abc", params=SMOKE)
     with pytest.raises(LisError, match="--source generated applies to instruct_pretrain only, not math"):
         stage.Settings(domain="math", source="generated")
 

@@ -70,5 +70,5 @@ def test_context_episodes_without_context_tasks_name_the_stage_to_run(tmp_path, 
 
 def test_the_declaration_is_the_registrys():
     assert registry.stage("teacher") == stage.STAGE
-    assert stage.STAGE.entry == "lis.cli.train_teacher:teacher"
+    assert stage.STAGE.entry == "lis.stages.teacher:run"
     assert load_samples("math")  # the scripted teacher's benchmark episodes draw from the samples in data/

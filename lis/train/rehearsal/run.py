@@ -136,7 +136,7 @@ def rehearse(params, out: Path, *, backend: str = "auto", steps: int = 2, thread
     build_base(out / "tokenizer", seed=0, corpus_episodes=100)
     model_dir = out / "model"
     built = build_random(model_dir, root / MODEL_CONFIG, tokenizer_dir=out / "tokenizer", seed=0)
-    manifest = image_manifest or {"image": ensure_image(params.section("image"), root)}
+    manifest = image_manifest or {"image": ensure_image(params.settings("image").written(), root)}
     sandbox = sandbox_config(params, run_id=registry.RUN_ID, image_manifest=manifest, backend=backend,
                              overrides={"network": "none"})
     agent_cfg = agent_config(params, sandbox=sandbox)
