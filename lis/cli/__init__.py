@@ -106,7 +106,7 @@ def _help_text(name: str) -> str:
     """What ``lis --help`` lists for ``name``, read from the source without importing it: the
     command function's docstring, or the group's ``typer.Typer(help=...)``."""
     if COMMANDS.get(name) in GENERATED:
-        return GENERATED[COMMANDS[name]].title
+        return stage_command.title(GENERATED[COMMANDS[name]])
     module, _, func = (COMMANDS[name] if name in COMMANDS else GROUPS[name][0] + ":").partition(":")
     spec = importlib.util.find_spec(module)
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))

@@ -34,6 +34,11 @@ def is_generated(entry: str) -> bool:
     return entry.startswith("lis.stages.")
 
 
+def title(stage: Stage) -> str:
+    """The stage's title as help text (``${profile}`` shown as ``<profile>``)."""
+    return re.sub(r"\$\{([^}]*)\}", r"<\1>", stage.title)
+
+
 def options(stage: Stage) -> list[tuple[str, str, str]]:
     """``(option, "input" | "output", declared path)`` for each option of the stage's command line."""
     words = stage.cmd.split()[len(stage.command_words):]
@@ -104,6 +109,5 @@ def command(stage: Stage):
     run.__signature__ = inspect.Signature(params)
     run.__module__, run.__name__, run.__qualname__ = where, function, function
     about = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
-    run.__doc__ = (re.sub(r"\$\{([^}]*)\}", r"<\1>", stage.title)
-                   + (f" (reads params: {', '.join(stage.params)})." if stage.params else ".") + f"\n\n{about}")
+    run.__doc__ = title(stage) + (f" (reads params: {', '.join(stage.params)})." if stage.params else ".") + f"\n\n{about}"
     return run
