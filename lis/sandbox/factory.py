@@ -34,10 +34,14 @@ def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id
     sec = section_model(SandboxSection, sandbox, "sandbox", "params")  # an unknown key: one line naming it
     if image_manifest is not None:
         facts = image_manifest.get("image") if isinstance(image_manifest, dict) else None
-        if not isinstance(facts, dict) or not isinstance(facts.get("tag"), str) or not facts["tag"] \
-                or not isinstance(facts.get("rootfs", ""), (str, type(None))):
-            raise LisError("the image manifest is not the image stage's (no image.tag)",
+        if not isinstance(facts, dict) or not isinstance(facts.get("tag") or "", str) \
+                or not isinstance(facts.get("rootfs") or "", str) or not (facts.get("tag") or facts.get("rootfs")):
+            raise LisError("the image manifest is not the image stage's (neither image.tag nor image.rootfs)",
                            "give data/image/manifest.json as `lis image build` wrote it, or rebuild it")
+        if not facts.get("tag") and sec.backend == "docker":  # built where no Docker engine answered
+            raise LisError("the image was built without a Docker engine (its manifest has a root filesystem, "
+                           "no image.tag): the docker backend cannot run it",
+                           "start the Docker engine and run `lis image build` again, or use sandbox.backend: bwrap")
     facts = (image_manifest or {}).get("image", {})
     tag = facts.get("tag") or ""
     rootfs = facts.get("rootfs") or ""
