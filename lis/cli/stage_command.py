@@ -23,7 +23,7 @@ import typer
 from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.errors import LisError
 from lis.sandbox import registry
-from lis.stages.spec import Stage
+from lis.stages.spec import Stage, holds
 from lis.util.log import setup_logging
 
 SHARED = ("--profile", "--log")  # given by every stage command, not inputs or outputs
@@ -62,7 +62,7 @@ def options(stage: Stage) -> list[tuple[str, str, str]]:
 
 def _holds(value: str, paths) -> bool:
     """``value`` is one of ``paths``, or the folder that holds some of them."""
-    return any(p == value or p.startswith(value.rstrip("/") + "/") for p in paths)
+    return any(p == value or holds(value, p) for p in paths)
 
 
 def _name(flag: str) -> str:
@@ -80,7 +80,7 @@ def command(stage: Stage):
         setup_logging(given["log_file"], given["verbose"])
         registry.install_signal_handlers()
         settings = None
-        if stage.params:
+        if stage.params:  # a stage that reads no params takes no --profile, --params or --set
             params = load_params(given["profile"], given["params_file"], given["sets"])
             settings = module.resolve(params) if hasattr(module, "resolve") else params
         inputs = {_name(f): given[_name(f)] for f, kind, _ in opts if kind == "input"}
@@ -100,11 +100,6 @@ def command(stage: Stage):
     if stage.params:
         shared = [("profile", Optional[str], Profile), ("params_file", Optional[Path], ParamsFile),
                   ("sets", Optional[list[str]], Sets), *shared]
-    else:
-        run_given = run
-
-        def run(**given) -> None:  # noqa: F811 - a stage that reads no params takes none
-            run_given(profile=None, params_file=None, sets=None, **given)
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in shared]
     run.__signature__ = inspect.Signature(params)
     run.__module__, run.__name__, run.__qualname__ = where, function, function

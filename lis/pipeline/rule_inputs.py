@@ -6,15 +6,17 @@ each takes the merged params and returns paths relative to the repository.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from lis import layout
+from lis.analysis.trajectories import jobs_paths
 from lis.params import Params
 from lis.report.inputs import declared_inputs
 
 
 def _trajectories(params: Params, modes) -> list[str]:
     jobs = params.settings("jobs")
-    return [layout.path(layout.EVAL_TRAJECTORIES, model=m, domain=d, mode=mode).as_posix()
-            for m in jobs.models for d in jobs.domains for mode in modes]
+    return [p.as_posix() for p in jobs_paths(Path(layout.EVAL_ROOT), jobs.models, jobs.domains, modes)]
 
 
 def behaviour(params: Params) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from lis.errors import LisError
 from lis.stages.registry import stages
-from lis.stages.spec import Stage
+from lis.stages.spec import Stage, holds
 
 PATH = "workflow/rules/stages.smk"
 HEADER = """\
@@ -65,11 +65,6 @@ def _is_dir(path: str) -> bool:
     return not PurePosixPath(PLACEHOLDER.sub("x", path)).suffix
 
 
-def _fills_folder(dep: str, outputs: list[str]) -> bool:
-    """A literal folder that other stages' outputs are inside (``data/eval``)."""
-    return "${" not in dep and any(out.startswith(dep.rstrip("/") + "/") for out in outputs)
-
-
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -89,7 +84,7 @@ def _inputs(stage: Stage, outputs: list[str]) -> list[str]:
         whole = PLACEHOLDER.fullmatch(dep)
         if whole:
             lines.append(f'sources("{whole.group(1)}"),')
-        elif _fills_folder(dep, outputs):
+        elif any(holds(dep, out) for out in outputs):  # a folder other stages fill (data/eval)
             if not stage.inputs:
                 raise LisError(f"stage {stage.name}: it depends on {dep}, which other stages fill",
                                f"give lis/stages/{stage.name}.py inputs=\"module:function\" listing the files it reads there")

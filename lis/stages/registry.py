@@ -66,7 +66,7 @@ def _feeds(out: str, dep: str) -> bool:
         return False
     plain_out, plain_dep = PLACEHOLDER.sub("x", out), PLACEHOLDER.sub("x", dep)
     return (_pattern(dep).match(plain_out) is not None or _pattern(out).match(plain_dep) is not None
-            or ("${" not in dep and plain_out.startswith(dep.rstrip("/") + "/")))
+            or spec.holds(dep, plain_out))
 
 
 def _ordered(found: dict[str, spec.Stage]) -> tuple[spec.Stage, ...]:

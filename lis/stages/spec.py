@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
 
 
+def holds(folder: str, path: str) -> bool:
+    """Whether ``path`` lies inside ``folder``, a literal folder (``data/eval`` holds
+    ``data/eval/${item.model}/...``; a folder with placeholders holds nothing)."""
+    return "${" not in folder and path.startswith(folder.rstrip("/") + "/")
+
+
 @dataclass(frozen=True)
 class Plot:
     """A ``dvc plots`` file: a CSV and its x and y columns."""

@@ -61,7 +61,8 @@ def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list |
     out = Path(out)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
     try:
-        b, t = params.settings("base").written(), params.settings("base").written()["tiny"]
+        b = params.settings("base").written()
+        t = b["tiny"]
         build_base(work / "base", seed=int(b["seed"]), vocab_size=int(t["vocab_size"]),
                    max_context=int(t["max_context"]), arch=dict(t["arch"]), stdlib_files=int(t["stdlib_files"]),
                    corpus_episodes=int(t["corpus_episodes"]),
