@@ -63,13 +63,18 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
         STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
-        if stage_command.is_generated(stage.entry):
-            GENERATED[stage.entry] = stage
+        if stage_command.is_generated(stage.entry) and (stage.entry not in GENERATED or own(stage)):
+            GENERATED[stage.entry] = stage  # the command's options: its own module's stage, else the first
         if len(words) == 1:
             top[words[0]] = stage.entry
         else:
             sub.setdefault(words[0], {})[words[1]] = stage.entry
     return top, {g: (module, sub.get(g, {})) for g, module in GROUP_MODULES.items()}
+
+
+def own(stage) -> bool:
+    """Whether ``stage`` is declared in the module its command runs (``sft`` for ``lis.stages.sft:run``)."""
+    return stage.entry.split(":")[0] == f"lis.stages.{stage.name}"
 
 
 GENERATED: dict = {}  # entry -> stage, for the stages whose command is made from their declaration

@@ -9,24 +9,18 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from lis import layout
 from lis.analysis.behaviour.classify import classify_episode
 from lis.analysis.behaviour.inputs import load_trajectories
 from lis.analysis.behaviour.official import import_official, import_rl_jsonl
 from lis.analysis.behaviour.rules import load_rules, render_rules_markdown
-from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
 from lis.errors import LisError
-from lis.stages import behaviour as stage
 from lis.util.jsonl import write_jsonl
-from lis.util.log import setup_logging
 
-log = logging.getLogger("lis.behaviour")
 app = typer.Typer(help="Behaviour analysis: capability usage per turn, reasoning patterns (docs/behaviour.md).",
                   no_args_is_help=True)
 FORMATS = ("ours", "official", "rl")
@@ -45,46 +39,6 @@ def _records(paths: list[Path], fmt: str, model: Optional[str], domain: Optional
         raise LisError(f"no episodes in {', '.join(map(str, paths))[:200]}",
                        "give trajectories.jsonl files or eval job folders that hold episodes")
     return records
-
-
-# `lis ... analyse`: the command line of the `behaviour` stage (lis/stages/behaviour.py): its options, then the
-# stage's `resolve` and `run`, then a summary on the terminal; attached from the declaration (lis.cli.GROUPS)
-def analyse(paths: Optional[list[Path]] = typer.Argument(None, help="trajectories.jsonl files or eval job folders "
-                                                         "(data/eval/<model>/<domain>/<mode>)."),
-            jobs: bool = typer.Option(False, "--jobs", help="Also read every job of the params' job lists "
-                                      "(jobs.models × jobs.domains × behaviour.modes) under --eval-root."),
-            eval_root: Path = typer.Option(Path(layout.EVAL_ROOT), "--eval-root", help="The eval jobs' outputs (--jobs)."),
-            out: Path = typer.Option(Path(layout.BEHAVIOUR), "--out", dir_okay=False, help="JSON to write."),
-            csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the tables as CSV here."),
-            turns_out: Optional[Path] = typer.Option(None, "--turns-out", dir_okay=False,
-                                                     help="Also write every turn's verdict and evidence (JSONL, and "
-                                                     "the same rows as .parquet beside it)."),
-            settings_file: Optional[Path] = typer.Option(None, "--settings", help="YAML of the behaviour settings "
-                                                         "(default: the params section `behaviour` when params are "
-                                                         "read, else the defaults)."),
-            profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile, sets: Optional[list[str]] = Sets,
-            log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Classify every turn of the given episodes (external resources / file management / computation,
-    by the rules of patterns.yaml, following the scripts the model wrote and ran), and write usage
-    rates and average turns per model × domain × mode with 95% bootstrap intervals, Figure 2's data
-    and Tables 4, 8 and 9. Reads exactly the files given (plus the params' jobs with --jobs); params
-    are read with --jobs, --profile or --params."""
-
-    setup_logging(log_file, verbose)
-    params = load_params(profile, params_file, sets) if (jobs or profile or params_file or sets) else None
-    settings = stage.resolve(params, settings_file, jobs)
-    report = stage.run(settings, {"trajectories": list(paths or []), "eval_root": eval_root},
-                       {"out": out, "csv_dir": csv_dir, "turns_out": turns_out})
-    for g in report["groups"]:
-        u = g["usage"]
-        cell = lambda c: "-" if u[c]["value"] is None else f"{100 * u[c]['value']:.1f}%"  # noqa: E731
-        typer.echo(f"{g['model']:<22} {g['domain']:<16} {g['mode']:<14} n={g['episodes']:<4} "
-                   f"turns {g['avg_turns']['value']}  external {cell('external')}  file {cell('file')}  "
-                   f"compute {cell('compute')}" + (f"  (excluded {g['excluded']})" if g["excluded"] else ""))
-    for row in report["table4"] + report["table8"]:
-        if row.get("missing"):
-            log.warning("%s: no episodes of %s in the inputs", row.get("group") or row.get("label"),
-                        ", ".join(row["missing"]))
 
 
 @app.command("classify")

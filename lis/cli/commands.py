@@ -1,14 +1,29 @@
 """Which function a ``lis ...`` command line runs (for the pipeline's check of each stage's ``entry``)."""
 from __future__ import annotations
 
+import importlib
 import shlex
 
-from lis.cli import COMMANDS, GROUPS, command_callback, group_app
+from lis.cli import COMMANDS, GROUPS, command_callback, group_app, stage_command
+from lis.errors import LisError
+from lis.stages import registry
 
 
 def command_entry(cmd: str) -> str:
     """``module:function`` of the ``lis`` sub-command that ``cmd`` runs ("lis eval run ..." →
-    "lis.cli.eval:run"). Raises ValueError when ``cmd`` runs no lis sub-command."""
+    "lis.stages.evaluation:run"). Raises ValueError when ``cmd`` runs no lis sub-command, or when a
+    stage's command line does not fit the options of the command made from its declaration."""
+    entry = _runs(cmd)
+    for stage in registry.stages():
+        if stage.cmd == cmd and stage_command.is_generated(stage.entry):
+            try:
+                stage_command.options(stage, getattr(importlib.import_module(stage.entry.split(":")[0]), "OPTIONS", ()))
+            except LisError as e:
+                raise ValueError(e.one_line().removeprefix(f"stage {stage.name}: ")) from None
+    return entry
+
+
+def _runs(cmd: str) -> str:
     words = [w for w in shlex.split(cmd) if not w.startswith("-")]
     if not words or words[0] != "lis":
         raise ValueError(f"not a lis command: {cmd}")

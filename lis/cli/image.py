@@ -1,6 +1,5 @@
-"""``lis image``: the sandbox image. ``build`` is the command line of the ``image`` stage
-(lis/stages/image.py): its options, then the stage's ``resolve`` and ``run``; ``ensure``, ``tag`` and
-``prune`` are the set-up's and the user's."""
+"""``lis image``: the sandbox image. ``build`` is the ``image`` stage's command, made from its
+declaration (lis/stages/image.py); ``ensure``, ``tag`` and ``prune`` are the set-up's and the user's."""
 from __future__ import annotations
 
 import logging
@@ -9,31 +8,13 @@ from typing import Optional
 
 import typer
 
-from lis import layout
-from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
+from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.sandbox.image import ensure_image, expected_tag
 from lis.sandbox.image.build import prune_images
-from lis.stages import image as stage
 from lis.util.log import setup_logging
 
 app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=True)
 log = logging.getLogger("lis.image")
-
-
-# `lis ... build`: a stage command, attached from its lis/stages declaration (lis.cli.GROUPS)
-def build(out: Path = typer.Option(Path(layout.IMAGE_MANIFEST), "--out", dir_okay=False, help="Manifest to write."),
-          force: bool = typer.Option(False, "--force", help="Rebuild even if the content-hash tag exists."),
-          profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile,
-          sets: Optional[list[str]] = Sets, log_file: Optional[Path] = LogFile, verbose: bool = Verbose) -> None:
-    """Build the sandbox image if its tag is missing, then write its manifest.
-
-    The tag is a content hash of image.context (images/sandbox) and the image params, so the
-    build runs only when one of them changes. image.build picks the path: dockerfile (registry),
-    bootstrap (offline Debian rootfs + docker import) or auto.
-    """
-
-    setup_logging(log_file, verbose)
-    stage.run(stage.resolve(load_params(profile, params_file, sets), force=force), {}, {"out": out})
 
 
 @app.command("ensure")

@@ -21,9 +21,8 @@ from typing import Optional
 import typer
 
 from lis.cli.options import LogFile, ParamsFile, Profile, Sets, Verbose, load_params
-from lis.errors import LisError
-from lis.sandbox import registry
-from lis.stages.spec import Stage, holds
+from lis.errors import LisError, ParamsError
+from lis.stages.spec import Option, Stage
 from lis.util.log import setup_logging
 
 SHARED = ("--profile", "--log")  # given by every stage command, not inputs or outputs
@@ -39,63 +38,100 @@ def title(stage: Stage) -> str:
     return re.sub(r"\$\{([^}]*)\}", r"<\1>", stage.title)
 
 
-def options(stage: Stage) -> list[tuple[str, str, str]]:
-    """``(option, "input" | "output", declared path)`` for each option of the stage's command line."""
+def options(stage: Stage, declared=()) -> list[Option]:
+    """The options of the stage's command: the module's ``declared`` ones (``OPTIONS``), then an input or
+    output option for each ``--option PATH`` of its command line that is not declared."""
     words = stage.cmd.split()[len(stage.command_words):]
+    known = {flag: o for o in declared for flag in o.flags.split()}
     outputs = {*stage.outs, *stage.metrics, *(p.path for p in stage.plots)}
-    found = []
-    for flag, value in zip(words[::2], words[1::2]):
-        if flag in SHARED:
+    found, i = [], 0
+    while i < len(words):
+        flag = words[i]
+        if flag in known and known[flag].type is bool:
+            i += 1
+            continue
+        if i + 1 >= len(words):
+            raise LisError(f"stage {stage.name}: {flag} in its command has no value", "write --option PATH pairs")
+        value, i = words[i + 1], i + 2
+        if flag in SHARED or flag in known:
             continue
         if not flag.startswith("--") or value.startswith("-"):
             raise LisError(f"stage {stage.name}: its command is not --option PATH pairs ({flag} {value})",
-                           "write a command of its own in lis/cli for options that are not paths")
+                           "declare the options that are not paths in the stage module's OPTIONS")
         kind = "input" if _holds(value, stage.deps) else "output" if _holds(value, outputs) else ""
         if not kind:
             raise LisError(f"stage {stage.name}: {flag} {value} is neither one of its deps nor one of its outputs",
-                           "declare the path in deps or outs, or write a command of its own in lis/cli")
-        found.append((flag, kind, value))
-    if len(words) % 2:
-        raise LisError(f"stage {stage.name}: {words[-1]} in its command has no value", "write --option PATH pairs")
-    return found
+                           "declare the path in deps or outs, or the option in the stage module's OPTIONS")
+        found.append(Option(flag, HELP_FOR_PATH.format(kind=kind, path=value), type=Path,
+                            default=... if "${" in value else Path(value), to=kind))
+    return [*found, *declared]
+
+
+HELP_FOR_PATH = "The {kind} {path}."
 
 
 def _holds(value: str, paths) -> bool:
-    """``value`` is one of ``paths``, or the folder that holds some of them."""
-    return any(p == value or holds(value, p) for p in paths)
+    """``value`` is one of ``paths``, or the folder that holds some of them (placeholders and all)."""
+    return any(p == value or p.startswith(value.rstrip("/") + "/") for p in paths)
 
 
-def _name(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
+def _parameter(o: Option, helps: dict) -> inspect.Parameter:
+    kind = o.type if not o.many else list[o.type]
+    optional = o.default is None
+    extra = {k: v for k, v in (("min", o.low), ("max", o.high)) if v is not None}
+    if o.file:
+        extra["dir_okay"] = False
+    text = helps.get(o.key) or o.help
+    if o.flags:
+        default = typer.Option(o.default, *o.flags.split(), help=text, **extra)
+    else:
+        default = typer.Argument(o.default, help=text, **extra)
+    return inspect.Parameter(o.key, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Optional[kind] if optional else kind)
+
+
+def _params(module, given: dict, settings_options: dict):
+    """The params the command reads: always, unless the module's ``reads_params`` says its options need
+    none; outside a project (no params file, none named) a module with ``PARAMS_OPTIONAL`` gets None."""
+    explicit = bool(given["profile"] or given["params_file"] or given["sets"])
+    if hasattr(module, "reads_params") and not module.reads_params(explicit, **settings_options):
+        return None
+    try:
+        return load_params(given["profile"], given["params_file"], given["sets"])
+    except ParamsError:
+        if explicit or not getattr(module, "PARAMS_OPTIONAL", False):
+            raise
+        return None
 
 
 def command(stage: Stage):
     """The typer command function of ``stage`` (its module imported when the command runs)."""
     where, function = stage.entry.split(":")
     module = importlib.import_module(where)
-    opts = options(stage)
+    opts = options(stage, getattr(module, "OPTIONS", ()))
     helps = getattr(module, "HELP", {})
 
     def run(**given) -> None:
         setup_logging(given["log_file"], given["verbose"])
-        registry.install_signal_handlers()
+        for o in opts:
+            if o.choices and given[o.key] not in o.choices:
+                raise LisError(f"unknown {o.flags.split()[0]} {given[o.key]!r}", f"use {' or '.join(o.choices)}")
+        chosen = {o.key: given[o.key] for o in opts if o.to == "settings"}
         settings = None
         if stage.params:  # a stage that reads no params takes no --profile, --params or --set
-            params = load_params(given["profile"], given["params_file"], given["sets"])
-            settings = module.resolve(params) if hasattr(module, "resolve") else params
-        inputs = {_name(f): given[_name(f)] for f, kind, _ in opts if kind == "input"}
-        outputs = {_name(f): given[_name(f)] for f, kind, _ in opts if kind == "output"}
+            params = _params(module, given, chosen)
+            settings = module.resolve(params, **chosen) if hasattr(module, "resolve") else params
+        inputs = {o.key: given[o.key] for o in opts if o.to == "input" and given[o.key] is not None}
+        outputs = {o.key: given[o.key] for o in opts if o.to == "output" and given[o.key] is not None}
         result = getattr(module, function)(settings, inputs, outputs)
-        text = module.summary(result) if hasattr(module, "summary") else None
+        text = None
+        if hasattr(module, "summary"):
+            wants = len(inspect.signature(module.summary).parameters)
+            text = module.summary(*(result, outputs)[:wants])
         if text:
             typer.echo(text)
 
-    params = []
-    for flag, kind, path in opts:
-        default = ... if "${" in path else Path(path)
-        text = helps.get(_name(flag)) or f"The {kind} {path}."
-        params.append(inspect.Parameter(_name(flag), inspect.Parameter.KEYWORD_ONLY, annotation=Path,
-                                        default=typer.Option(default, flag, help=text)))
+    params = [_parameter(o, helps) for o in opts]
     shared = [("log_file", Optional[Path], LogFile), ("verbose", bool, Verbose)]
     if stage.params:
         shared = [("profile", Optional[str], Profile), ("params_file", Optional[Path], ParamsFile),
@@ -103,6 +139,10 @@ def command(stage: Stage):
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in shared]
     run.__signature__ = inspect.Signature(params)
     run.__module__, run.__name__, run.__qualname__ = where, function, function
-    about = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
-    run.__doc__ = title(stage) + (f" (reads params: {', '.join(stage.params)})." if stage.params else ".") + f"\n\n{about}"
+    reads = f"(reads params: {', '.join(stage.params)})" if stage.params else ""
+    if hasattr(module, "ABOUT"):  # a command that several stages run says what it does, not one stage's title
+        run.__doc__ = f"{module.ABOUT}\n\n{reads}"
+    else:
+        about = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
+        run.__doc__ = f"{title(stage)} {reads}".rstrip() + f".\n\n{about}"
     return run

@@ -5,9 +5,9 @@
     lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
     lis train plan    --profile full                            # will it fit? memory per GPU, disk per checkpoint
 
-The stages' commands are modules of their own (``lis train base``: lis/cli/train_base.py, ``teacher``:
-train_teacher.py, ``sft``: train_sft.py, ``grpo``: train_grpo.py; ``lis train compare``: train_compare.py),
-so that no stage's code includes another stage's module; this one holds the tools around them.
+The stages' commands (``base``, ``teacher``, ``sft``, ``grpo``) are made from their declarations in
+lis/stages/ (lis/cli/stage_command.py); ``lis train compare`` is lis/cli/train_compare.py; this module
+holds the tools around them.
 """
 from __future__ import annotations
 

@@ -8,13 +8,14 @@ Snakemake rule are rendered), :func:`resolve` (the params' ``base`` section as
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Optional
 
 from lis.config.training import BaseSection
 from lis.errors import LisError
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.tasks.io import read_tasks
 from lis.offline.base import build_base, copy_base, fetch_hub_base
 
@@ -24,11 +25,15 @@ STAGE = Stage(
     priority=50,
     cmd=("lis train base --out data/models/base --context-tasks data/train/context/files.jsonl "
          "--profile ${profile} --log logs/train/base.log"),
-    entry="lis.cli.train_base:base",
+    entry="lis.stages.base:run",
     params=("base",),
     deps=("data/train/context/files.jsonl", "${tasks.samples_dir}"),
     outs=("data/models/base",),
 )
+
+OPTIONS = (Option("--context-tasks", "Training context tasks whose prompts join the tiny tokenizer's corpus.", Path,
+                  to="input"),)
+HELP = {"out": "Folder to write the base model into."}
 
 Settings = BaseSection
 """One run of the stage: the params' ``base`` section, validated (:func:`resolve`). The context tasks, the one data
@@ -74,3 +79,8 @@ def run(settings: Settings, inputs: dict[str, Optional[Path]], outputs: dict[str
     if s.source == "hub":
         return fetch_hub_base(out, s.hub.model, s.hub.revision)
     return copy_base(out, s.path)
+
+
+def summary(manifest: dict[str, Any]) -> str:
+    """The manifest on the terminal, without the package versions."""
+    return json.dumps({k: v for k, v in manifest.items() if k != "versions"}, indent=1)

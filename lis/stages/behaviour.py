@@ -3,7 +3,7 @@
 
 The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
 Snakemake rule are rendered), :func:`resolve` (the ``behaviour`` section, from the params
-or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` calls.
+or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` (made from the declaration) calls.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from lis.config.analysis import BehaviourSection
 from lis.errors import LisError
 from lis.manifest import write_json
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.util.progress import at, Progress
 
 STAGE = Stage(
@@ -33,7 +33,7 @@ STAGE = Stage(
     cmd=("lis behaviour analyse --jobs --eval-root data/eval --out data/analysis/behaviour.json "
          "--csv-dir data/analysis/behaviour --turns-out data/analysis/behaviour/turns.jsonl --profile "
          "${profile} --log logs/analysis/behaviour.log"),
-    entry="lis.cli.behaviour:analyse",
+    entry="lis.stages.behaviour:run",
     params=("behaviour", "jobs"),
     deps=("data/eval",),
     outs=(
@@ -46,6 +46,28 @@ STAGE = Stage(
 )
 
 log = logging.getLogger("lis.behaviour")
+
+ABOUT = """Classify every turn of the given episodes (external resources / file management / computation, by the rules
+of patterns.yaml, following the scripts the model wrote and ran), and write usage rates and average turns per
+model × domain × mode with 95% bootstrap intervals, Figure 2's data and Tables 4, 8 and 9. Reads exactly the files
+given (plus the params' jobs with --jobs); params are read with --jobs, --profile, --params or --set."""
+OPTIONS = (
+    Option("", "trajectories.jsonl files or eval job folders (data/eval/<model>/<domain>/<mode>).", Path, many=True, to="input", name="trajectories"),
+    Option("--jobs", "Also read every job of the params' job lists (jobs.models × jobs.domains × behaviour.modes) "
+           "under --eval-root.", bool, False),
+    Option("--out", "JSON to write.", Path, Path("data/analysis/behaviour.json"), to="output", file=True),
+    Option("--csv-dir", "Also write the tables as CSV here.", Path, to="output"),
+    Option("--turns-out", "Also write every turn's verdict and evidence (JSONL, and the same rows as .parquet "
+           "beside it).", Path, to="output", file=True),
+    Option("--settings", "YAML of the behaviour settings (default: the params section `behaviour` when params are "
+           "read, else the defaults).", Path, name="settings_file"),
+)
+HELP = {"eval_root": "The eval jobs' outputs (--jobs)."}
+
+
+def reads_params(explicit: bool, jobs: bool = False, **_) -> bool:
+    """Params are read for the job lists, or when a profile, a params file or a --set names them."""
+    return jobs or explicit
 
 
 @dataclass(frozen=True)
@@ -136,3 +158,19 @@ def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[
         for p in write_turns(rows, turns_out):
             log.info("wrote %s", p)
     return report
+
+
+def summary(report: dict[str, Any]) -> str:
+    """One line per group (episodes, turns, the three usage rates); a warning per table missing a group."""
+    for row in report["table4"] + report["table8"]:
+        if row.get("missing"):
+            log.warning("%s: no episodes of %s in the inputs", row.get("group") or row.get("label"),
+                        ", ".join(row["missing"]))
+    lines = []
+    for g in report["groups"]:
+        u = g["usage"]
+        cell = lambda c: "-" if u[c]["value"] is None else f"{100 * u[c]['value']:.1f}%"  # noqa: E731
+        lines.append(f"{g['model']:<22} {g['domain']:<16} {g['mode']:<14} n={g['episodes']:<4} "
+                     f"turns {g['avg_turns']['value']}  external {cell('external')}  file {cell('file')}  "
+                     f"compute {cell('compute')}" + (f"  (excluded {g['excluded']})" if g["excluded"] else ""))
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ from lis.config.tasks import ContextSection
 from lis.context_tasks import build_splits, knobs, qa_mix, VARIANTS, variants
 from lis.manifest import stage_manifest, write_json
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.tasks import write_tasks
 from lis.util.files import sha256_file
 from lis.util.hashing import hash_obj
@@ -28,7 +28,7 @@ STAGE = Stage(
     title="Context tasks for RL (train split; files, prompt and math variants)",
     cmd=("lis context-tasks --out-dir data/train/context --profile ${profile} --log "
          "logs/train/context_tasks.log"),
-    entry="lis.cli.context_tasks:context_tasks",
+    entry="lis.stages.context_tasks:run",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
     outs=(
@@ -38,6 +38,13 @@ STAGE = Stage(
 )
 
 log = logging.getLogger("lis.context_tasks")
+
+ABOUT = """Build the training context tasks (train split) of every data variant from params `tasks.context`.
+
+Source generated (offline, seeded), seed (the Instruction Pre-Training seed rows, from the hub or a local JSONL) or
+paper (the authors' constructed set on the hub). An unreachable hub ends in a one-line error; a bad knob names its key."""
+OPTIONS = (Option("--out-dir --out -o", "Folder for files.jsonl, prompt.jsonl, math.jsonl and manifest.json.", Path,
+                  Path("data/train/context"), to="output", name="out"),)
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     be read (an unreachable hub names the dataset and the offline way out)."""
 
     t0 = time.monotonic()
+    if "out" in outputs:  # the command line's folder
+        outputs = outputs_in(outputs["out"])
     s = settings.context
     splits = build_splits(s, settings.root)
     sets = variants(splits.train, s.seed, s.math_tasks)
@@ -98,3 +107,8 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
 
 def _count(values) -> dict[str, int]:
     return dict(sorted(Counter(str(v) for v in values).items()))
+
+
+def summary(manifest: dict[str, Any], outputs: dict[str, Path]) -> str:
+    counts = ", ".join(f"{k} {v['count']}" for k, v in manifest["variants"].items())
+    return f"wrote {counts} tasks to {outputs['out']}"

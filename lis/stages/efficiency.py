@@ -3,7 +3,7 @@ docs/efficiency.md).
 
 The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
 Snakemake rule are rendered), :func:`resolve` (the ``efficiency`` section with the command
-line's options applied, and the params' job lists) and :func:`run`, which ``lis efficiency tokens`` calls.
+line's options applied, and the params' job lists) and :func:`run`, which ``lis efficiency tokens`` (made from the declaration) calls.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lis.config.analysis import EfficiencySection
 from lis.errors import LisError
 from lis.manifest import write_json
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 
 STAGE = Stage(
     name="efficiency",
@@ -27,7 +27,7 @@ STAGE = Stage(
     cmd=("lis efficiency tokens --jobs --eval-root data/eval --out data/analysis/efficiency.json "
          "--episodes-csv data/analysis/efficiency_episodes.csv --profile ${profile} --log "
          "logs/analysis/efficiency.log"),
-    entry="lis.cli.efficiency:tokens",
+    entry="lis.stages.efficiency:run",
     params=("efficiency", "jobs"),
     deps=("data/eval",),
     outs=(
@@ -39,6 +39,23 @@ STAGE = Stage(
 log = logging.getLogger("lis.efficiency")
 MODES = ("vanilla", "sandbox")
 """The modes whose jobs ``--jobs`` reads."""
+ABOUT = """Tokens per episode split into prompt, model-generated and environment-generated (exact, from the usage the
+server reported), vanilla vs sandbox per model and domain (Table 10), and the environment's share of tokens and of
+time (Table 11): n and 95% intervals on every average. Reads exactly the files given (or the params' jobs with --jobs)."""
+OPTIONS = (
+    Option("", "trajectories.jsonl files of eval jobs (or the jobs' folders).", Path, many=True, to="input", name="trajectories"),
+    Option("--jobs", "Read the trajectories of every job in the params' job lists (jobs.models x jobs.domains x "
+           "vanilla/sandbox) under --eval-root.", bool, False),
+    Option("--out", "JSON to write.", Path, Path("data/analysis/efficiency.json"), to="output", file=True),
+    Option("--episodes-csv", "Also write one row per episode here.", Path, to="output", file=True),
+    Option("--replicates", "Bootstrap replicates (default: efficiency.replicates, 2000).", int, low=100, high=1000000),
+)
+HELP = {"eval_root": "The eval jobs' outputs (--jobs)."}
+
+
+def reads_params(explicit: bool, jobs: bool = False, replicates: Optional[int] = None) -> bool:
+    """Params are read for the job lists, or for the replicates when none are given."""
+    return jobs or replicates is None
 
 
 @dataclass(frozen=True)
@@ -95,3 +112,11 @@ def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[
         write_episodes_csv(outputs["episodes_csv"], episodes)
         log.info("wrote %s", outputs["episodes_csv"])
     return report
+
+
+def summary(report: dict[str, Any]) -> str:
+    """One line per model and domain: mean tokens per episode, vanilla and sandbox, and their ratio."""
+    cell = lambda c: f"{c['total']['mean']} (n={c['total']['n']})" if c and c["total"]["mean"] is not None else "-"  # noqa: E731
+    return "\n".join(f"{row['model']:<24} {row['domain']:<18} vanilla {cell(row.get('vanilla')):<22} "
+                     f"sandbox {cell(row.get('sandbox')):<22} ratio {row['ratio']['value'] if row.get('ratio') else '-'}"
+                     for row in report["table10"])

@@ -12,8 +12,8 @@ recipe, context in the prompt, no tools, one turn (params ``llm_rl`` over ``grpo
 The whole stage in one module: its declaration (``STAGE``), :func:`resolve` (the params with the
 ``grpo`` section typed, the mode's and a replicate's overrides over it) and :func:`run` (the model with
 its manifest, ``metrics.json`` for DVC metrics and ``train_log.csv`` for DVC plots). The training
-itself is :func:`lis.train.grpo.trainer.train_grpo`. ``lis train grpo`` (lis/cli/train_grpo.py) calls
-both. Under ``accelerate launch --num_processes N`` every rank runs the stage with its own sandbox pool
+itself is :func:`lis.train.grpo.trainer.train_grpo`. ``lis train grpo`` is made from the declaration
+(lis/cli/stage_command.py). Under ``accelerate launch --num_processes N`` every rank runs the stage with its own sandbox pool
 (``sandbox_workers`` each) and its share of each step's episodes; rank 0 alone writes the outputs.
 """
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lis import layout
 from lis.errors import LisError
 from lis.manifest import read_image_manifest, read_model_manifest, stage_manifest, write_json
 from lis.models.serve_plan import STATE_DIR
@@ -34,7 +35,7 @@ from lis.params import Params
 from lis.runtime import agent_config, sandbox_config
 from lis.sandbox import registry
 from lis.sandbox.pool import SandboxPool
-from lis.stages.spec import Plot, Stage
+from lis.stages.spec import Option, Plot, Stage
 from lis.tasks.io import read_tasks
 from lis.train.grpo.columns import PLOT_COLUMNS, cell
 from lis.config.training import GrpoSection
@@ -57,7 +58,7 @@ STAGE = Stage(
     cmd=("lis train grpo --init data/models/sft --data ${item} --out data/models/grpo-${item} --logs "
          "data/train/runs/grpo-${item} --image-manifest data/image/manifest.json --profile ${profile} "
          "--log logs/train/grpo-${item}.log"),
-    entry="lis.cli.train_grpo:grpo",
+    entry="lis.stages.grpo:run",
     params=("grpo", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/${item}.jsonl", "data/image/manifest.json"),
     outs=("data/models/grpo-${item}",),
@@ -69,6 +70,17 @@ log = logging.getLogger("lis.train.grpo")
 
 CHECKPOINTS = Path("data/train/checkpoints")  # outside every declared output: survives a killed run
 MODES = ("sandbox", "vanilla")
+OPTIONS = (
+    Option("--data", "Training-data variant: files | prompt | math (data/train/context/<variant>.jsonl), or a JSONL path.",
+           default="files", to="input"),
+    Option("--mode", "sandbox (LLM-in-Sandbox-RL) | vanilla (the LLM-RL baseline: context in the prompt, no tools).",
+           default="sandbox", choices=MODES),
+    Option("--seed-offset", "Train with seed grpo.seed + N (a replicate of the learning check).", int, 0,
+           low=0, high=1000000),
+)
+HELP = {"init": "The model to start from.", "out": "Folder to write the trained model into.",
+        "logs": "Folder for metrics.json and train_log.csv.",
+        "image_manifest": "The image stage's manifest (sandbox mode)."}
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,16 @@ def resolve(params: Params, mode: str = "sandbox", seed_offset: int = 0) -> Sett
     return Settings(params=params, grpo=grpo.model_copy(update=update), mode=mode)
 
 
+def data_path(data: str | Path) -> Path:
+    """A training-data variant's tasks (``files`` -> data/train/context/files.jsonl), or the JSONL named."""
+    return Path(data) if str(data).endswith(".jsonl") else layout.path(layout.CONTEXT_TASKS, variant=str(data))
+
+
+def summary(metrics: dict[str, Any]) -> str:
+    """What the terminal shows (nothing on a rank other than 0 under accelerate launch: rank 0 reports)."""
+    return json.dumps({k: v for k, v in metrics.items() if k != "settings"}, indent=1) if metrics.get("written", True) else ""
+
+
 def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
     """Train from ``inputs["init"]`` on the tasks of ``inputs["data"]`` (``inputs["image_manifest"]``: the
     image stage's manifest, sandbox mode) into ``outputs["out"]`` (the model and its manifest) and
@@ -109,7 +131,7 @@ def run(run_settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path
     returns ``{"written": False, ...}``."""
     t0 = time.monotonic()
     params, settings, mode = run_settings.params, run_settings.grpo, run_settings.mode
-    init, data, image_manifest = inputs["init"], inputs["data"], inputs["image_manifest"]
+    init, data, image_manifest = inputs["init"], data_path(inputs["data"]), inputs["image_manifest"]
     out, logs = outputs["out"], outputs["logs"]
     name = out.name
     if not (init / "config.json").is_file():

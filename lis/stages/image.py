@@ -17,19 +17,27 @@ from typing import Any
 from lis.manifest import stage_manifest, write_json
 from lis.params import Params
 from lis.sandbox.image import ensure_image
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 
 STAGE = Stage(
     name="image",
     title="Sandbox image (profile ${profile})",
     cmd="lis image build --profile ${profile} --out data/image/manifest.json --log logs/image.log",
-    entry="lis.cli.image:build",
+    entry="lis.stages.image:run",
     params=("image",),
     deps=("${image.context}",),
     outs=("data/image/manifest.json",),
 )
 
 log = logging.getLogger("lis.image")
+
+ABOUT = """Build the sandbox image if its tag is missing, then write its manifest.
+
+The tag is a content hash of image.context (images/sandbox) and the image params, so the build runs only when one of
+them changes. image.build picks the path: dockerfile (registry), bootstrap (offline Debian rootfs + docker import) or
+auto."""
+OPTIONS = (Option("--out", "Manifest to write.", Path, Path("data/image/manifest.json"), to="output", file=True),
+           Option("--force", "Rebuild even if the content-hash tag exists.", bool, False))
 
 
 @dataclass(frozen=True)

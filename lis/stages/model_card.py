@@ -18,7 +18,7 @@ from lis.manifest import write_json
 from lis.models.registry import fingerprint
 from lis.params import Params
 from lis.runtime import model_spec
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 
 STAGE = Stage(
     name="model_card",
@@ -27,12 +27,17 @@ STAGE = Stage(
     foreach="${jobs.external}",
     cmd=("lis model card --model ${item} --out data/models/${item} --profile ${profile} --log "
          "logs/models/${item}.log"),
-    entry="lis.cli.model_card:card",
+    entry="lis.stages.model_card:run",
     params=("models",),
     outs=("data/models/${item}",),
 )
 
 log = logging.getLogger("lis.model")
+
+ABOUT = """Record an external model's card (its params entry and what identifies its weights): the evaluation of every
+model depends on data/models/<name>, trained here or carded here."""
+OPTIONS = (Option("--model -m", "A models entry listed in jobs.external.", default=...),)
+HELP = {"out": "Folder to write card.json into (data/models/<name>)."}
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ command line's options applied) and :func:`run`, which ``lis bench memory`` call
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,7 +17,7 @@ from lis.manifest import read_image_manifest, write_json
 from lis.params import Params
 from lis.runtime import sandbox_config
 from lis.sandbox import registry
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.util.log import console
 
 STAGE = Stage(
@@ -24,10 +25,19 @@ STAGE = Stage(
     title="Memory of an idle and a busy sandbox",
     cmd=("lis bench memory --image-manifest data/image/manifest.json --out "
          "data/bench/sandbox_memory.json --profile ${profile} --log logs/bench/sandbox_memory.log"),
-    entry="lis.cli.bench_memory:memory",
+    entry="lis.stages.sandbox_memory:run",
     params=("sandbox_memory", "sandbox", "image"),
     deps=("data/image/manifest.json",),
     metrics=("data/bench/sandbox_memory.json",),
+)
+
+OPTIONS = (
+    Option("--backend", "docker or bwrap (default: params)."),
+    Option("--n", "Fresh sandboxes, one at a time (default: sandbox_memory.n, 3).", int, low=1, high=1000),
+    Option("--settle", "Seconds an idle sandbox settles before it is read (2).", float, name="settle_s", low=0.0, high=3600.0),
+    Option("--interval", "Seconds between working-set samples (0.02).", float, name="interval_s", low=0.001, high=60.0),
+    Option("--image-manifest", "The image stage's manifest (default: the params' tag).", Path, to="input"),
+    Option("--out", "Also write the JSON here.", Path, to="output"),
 )
 
 
@@ -68,3 +78,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     if outputs.get("out"):
         write_json(outputs["out"], res)
     return res
+
+
+def summary(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=1)

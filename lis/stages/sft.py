@@ -5,17 +5,18 @@ The whole stage in one module: its declaration (``STAGE``), :func:`resolve` (the
 section checked by its model, a replicate's seed applied) and :func:`run` (reads the trajectories,
 trains, writes the model with its manifest). The training itself is
 :func:`lis.train.sft.stage.run_sft_stage`, which the test suite's tiny agent runs too. ``lis train sft``
-(lis/cli/train_sft.py) calls both.
+is made from the declaration (lis/cli/stage_command.py).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from lis.config.training import SftSection
 from lis.errors import LisError
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.util.jsonl import read_jsonl
 
 STAGE = Stage(
@@ -25,11 +26,16 @@ STAGE = Stage(
     threads="sft.threads",
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/sft --profile ${profile} --log logs/train/sft.log"),
-    entry="lis.cli.train_sft:sft",
+    entry="lis.stages.sft:run",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
     outs=("data/models/sft",),
 )
+
+OPTIONS = (Option("--seed-offset", "Train with seed sft.seed + N (a replicate of the learning check).", int, 0,
+                  low=0, high=1000000),)
+HELP = {"base": "The model to fine-tune.", "data": "Trajectory records; the successful ones are trained on.",
+        "out": "Folder to write the fine-tuned model into."}
 
 
 def resolve(params: Params, seed_offset: int = 0) -> SftSection:
@@ -50,3 +56,10 @@ def run(sft: SftSection, inputs: dict[str, Path], outputs: dict[str, Path]) -> d
         raise LisError(f"no trajectories at {data}", "run the stage that produces it first (snakemake --cores all paper)")
     records = read_jsonl(data, mode="strict", hint="rerun the stage that writes it (snakemake --cores all paper)")
     return run_sft_stage(sft, inputs["base"], records, outputs["out"], section_name="sft")
+
+
+def summary(manifest: dict[str, Any]) -> str:
+    """What the terminal shows (nothing on a DDP rank other than 0: rank 0 wrote the model and says so)."""
+    if not manifest.get("written", True):
+        return ""
+    return json.dumps({k: manifest[k] for k in ("steps_done", "loss", "data", "world_size", "ranks", "wall_s")}, indent=1)

@@ -7,6 +7,7 @@ a stage run once per job (``foreach`` / ``matrix``), ``${section.key}`` for a pa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 # The sections an evaluation job reads.
 EVAL_PARAMS = ("models", "agent", "scoring", "eval")
@@ -16,6 +17,37 @@ def holds(folder: str, path: str) -> bool:
     """Whether ``path`` lies inside ``folder``, a literal folder (``data/eval`` holds
     ``data/eval/${item.model}/...``; a folder with placeholders holds nothing)."""
     return "${" not in folder and path.startswith(folder.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of a stage's command beyond its declared paths (which become options by themselves).
+    A stage module lists them in ``OPTIONS``; ``lis`` makes the command from them (lis.cli.stage_command)."""
+
+    flags: str
+    """``"--model -m"``: the long name first, then its aliases; empty for the positional argument."""
+    help: str
+    type: type = str
+    """str, int, float, bool (a flag) or Path."""
+    default: Any = None
+    """``...``: required."""
+    to: str = "settings"
+    """Where the value goes: ``settings`` (a keyword of the module's ``resolve``), ``input`` or ``output``
+    (a key of ``run``'s inputs or outputs; None is left out)."""
+    name: str = ""
+    """The keyword (default: the long flag without dashes, ``-`` as ``_``)."""
+    many: bool = False
+    """A list (the positional argument: any number of values)."""
+    low: float | None = None
+    high: float | None = None
+    file: bool = False
+    """A path that must not be a folder."""
+    choices: tuple[str, ...] = ()
+    """The values allowed, checked before the params are read."""
+
+    @property
+    def key(self) -> str:
+        return self.name or self.flags.split()[0].lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)

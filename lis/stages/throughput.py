@@ -21,7 +21,7 @@ from lis.models.serve_plan import serving
 from lis.params import Params
 from lis.runtime import agent_config, model_spec, model_specs, MODELS_HINT, sandbox_config
 from lis.sandbox import registry
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.tasks.io import read_tasks
 from lis.util.log import console
 
@@ -31,13 +31,28 @@ STAGE = Stage(
     inputs="lis.pipeline.rule_inputs:throughput",
     cmd=("lis throughput --image-manifest data/image/manifest.json --tasks-dir data/tasks --out "
          "data/bench/throughput.json --profile ${profile} --log logs/bench/throughput.log"),
-    entry="lis.cli.throughput:throughput",
+    entry="lis.stages.throughput:run",
     params=("throughput", "models", "agent", "sandbox", "image"),
     deps=("data/tasks", "data/models/${throughput.model}", "data/image/manifest.json"),
     metrics=("data/bench/throughput.json",),
 )
 
 log = logging.getLogger("lis.throughput")
+
+OPTIONS = (
+    Option("--out", "JSON to write.", Path, Path("data/bench/throughput.json"), to="output", file=True),
+    Option("--model", "The models entry (endpoint) to measure."),
+    Option("--domains", "Comma-separated domains."),
+    Option("--tasks", "Tasks per domain (the first N).", int, low=1, high=100000),
+    Option("--concurrency", "Episodes at once.", int, low=1, high=4096),
+    Option("--repeats", "Timed runs per mode.", int, low=1, high=1000),
+    Option("--modes", "Comma-separated modes (vanilla,sandbox)."),
+    Option("--warm", "Sandboxes started before the clock starts.", int, low=0, high=1024),
+    Option("--warmup", "Untimed episodes per mode first.", int, low=0, high=10000),
+    Option("--serve", "http | direct (local models only)."),
+    Option("--image-manifest", "The image stage's manifest (default: the params' tag).", Path, to="input"),
+)
+HELP = {"tasks_dir": "Where <domain>.jsonl are."}
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,9 @@ def resolve(params: Params, **options: Any) -> Settings:
 
     if params.data.get("throughput") is None:
         log.info("params have no `throughput` section: using the defaults (docs/efficiency.md) and the options")
+    for key in ("domains", "modes"):  # comma-separated on the command line
+        if isinstance(options.get(key), str):
+            options[key] = [v.strip() for v in options[key].split(",") if v.strip()] or None
     return Settings(params=params, throughput=params.settings("throughput", **options))
 
 
@@ -118,3 +136,7 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
     write_json(outputs["out"], res)
     log.info("wrote %s", outputs["out"])
     return res
+
+
+def summary(result: dict[str, Any]) -> str:
+    return json.dumps(result["summary"], indent=1)

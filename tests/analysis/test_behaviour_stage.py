@@ -45,4 +45,4 @@ def test_the_command_runs_the_stage(tmp_path):
 def test_the_registry_reads_the_declaration_the_module_holds():
     """The registry reads STAGE without importing the module; importing it gives the same object."""
     assert registry.stage("behaviour") == stage.STAGE
-    assert stage.STAGE.entry == "lis.cli.behaviour:analyse" and "lis/stages/behaviour.py" in stage_code(stage.STAGE.entry)
+    assert stage.STAGE.entry == "lis.stages.behaviour:run" and "lis/stages/behaviour.py" in stage_code(stage.STAGE.entry)

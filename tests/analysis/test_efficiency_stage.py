@@ -45,4 +45,4 @@ def test_replicates_come_from_the_params_unless_given(tmp_path):
 def test_the_registry_reads_the_declaration_the_module_holds():
     """The registry reads STAGE without importing the module; importing it gives the same object."""
     assert registry.stage("efficiency") == stage.STAGE
-    assert stage.STAGE.entry == "lis.cli.efficiency:tokens" and "lis/stages/efficiency.py" in stage_code(stage.STAGE.entry)
+    assert stage.STAGE.entry == "lis.stages.efficiency:run" and "lis/stages/efficiency.py" in stage_code(stage.STAGE.entry)

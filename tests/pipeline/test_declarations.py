@@ -152,11 +152,11 @@ def test_a_stages_code_is_what_its_command_imports():
 
     ev = deps("eval_sandbox")
     assert any(f.startswith("lis/rewards/") or f == "lis/rewards" for f in ev), ev
-    assert any(f.startswith("lis/prompts/templates") for f in ev) and "lis/cli/eval.py" in ev
+    assert any(f.startswith("lis/prompts/templates") for f in ev) and "lis/stages/evaluation.py" in ev and "lis/cli/stage_command.py" in ev
     report = deps("report")
     assert "lis/report/templates" in report and "lis/agent/loop.py" not in report and "lis/stages/report.py" in report and "lis/cli/stage_command.py" in report
     card = deps("model_card")
-    assert not any(f.startswith("lis/sandbox") for f in card) and "lis/cli/model_card.py" in card
+    assert not any(f.startswith("lis/sandbox") for f in card) and "lis/stages/model_card.py" in card
     assert "lis/analysis/behaviour/patterns.yaml" in package_data(ROOT / "lis" / "analysis" / "behaviour")
     for f in report:  # a folder only when every file under it is run
         assert (ROOT / f).exists(), f
@@ -194,9 +194,28 @@ def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
     copy = tmp_path / "lis" / "stages"
     shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
     path = copy / "sft.py"
-    path.write_text(path.read_text().replace('entry="lis.cli.train_sft:sft"', 'entry="lis.cli.view:view"'))
+    path.write_text(path.read_text().replace('entry="lis.stages.sft:run"', 'entry="lis.cli.view:view"'))
     assert check.entry_problems(tmp_path, command_entry) == [
-        "stage sft: entry lis.cli.view:view but its command runs lis.cli.train_sft:sft"]
+        "stage sft: entry lis.cli.view:view but its command runs lis.stages.sft:run"]
+
+
+def test_a_command_line_that_does_not_fit_the_declared_options_is_named():
+    """A stage's command is made from its declaration: each word of its command line is a declared option
+    (OPTIONS), a shared one (--profile, --log) or an --option PATH pair naming one of its deps or outputs."""
+    from dataclasses import replace
+
+    from lis.cli import stage_command
+    from lis.stages import grpo
+
+    stage = registry.stage("grpo")
+    names = [o.flags for o in stage_command.options(stage, grpo.OPTIONS)]
+    assert names == ["--init", "--out", "--logs", "--image-manifest", "--data", "--mode", "--seed-offset"]
+    for cmd, problem in (
+            (stage.cmd + " --epochs 3", "--epochs 3 is neither one of its deps nor one of its outputs"),
+            (stage.cmd + " --seed-offset", "--seed-offset in its command has no value"),
+            (stage.cmd.replace("--data ${item}", "-d ${item}"), "its command is not --option PATH pairs (-d ${item})")):
+        with pytest.raises(LisError, match=re.escape(problem)):
+            stage_command.options(replace(stage, cmd=cmd), grpo.OPTIONS)
 
 
 def test_the_registry_orders_stages_by_what_they_read(tmp_path):

@@ -87,4 +87,4 @@ def test_bad_input_is_one_line(tmp_path):
 def test_the_registry_reads_the_declaration_the_module_holds():
     """The registry reads STAGE without importing the module; importing it gives the same object."""
     assert registry.stage("base") == stage.STAGE
-    assert stage.STAGE.entry == "lis.cli.train_base:base" and stage.STAGE.outs == ("data/models/base",)
+    assert stage.STAGE.entry == "lis.stages.base:run" and stage.STAGE.outs == ("data/models/base",)
