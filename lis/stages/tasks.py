@@ -5,7 +5,12 @@ The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml a
 Snakemake rule are rendered), :func:`resolve`, which turns the command line's flags and
 the params into :class:`Settings` (a flag given wins over params), and :func:`run`, which reads the
 tasks from their source (the offline samples, the Hugging Face hub, or the generated held-out context
-tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` calls both.
+tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` is made from the
+declaration (lis/cli/stage_command.py) and calls both.
+
+    lis tasks --domain math --profile smoke --out data/tasks/math.jsonl          # settings from params (the pipeline)
+    lis tasks --domain biomed --source hub --revision <sha> --limit 100 --seed 0 --out data/tasks/biomed.jsonl
+    lis tasks --domain instruct_pretrain --source generated --out data/tasks/instruct_pretrain.jsonl  # held-out
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from lis.context_tasks import held_out_tasks
 from lis.errors import LisError
 from lis.manifest import git_state, package_versions, write_json
 from lis.params import Params
-from lis.stages.spec import Stage
+from lis.stages.spec import Option, Stage
 from lis.tasks import load_hub, load_samples, PAPER_BENCH, samples_dir as default_samples, select, write_tasks
 from lis.tasks.hub_access import recording_commits
 from lis.util.files import sha256_file
@@ -32,7 +37,7 @@ STAGE = Stage(
     foreach="${jobs.domains}",
     cmd=("lis tasks --domain ${item} --profile ${profile} --out data/tasks/${item}.jsonl --log "
          "logs/tasks/${item}.log"),
-    entry="lis.cli.tasks:tasks",
+    entry="lis.stages.tasks:run",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
     outs=("data/tasks/${item}.jsonl", "data/tasks/${item}.manifest.json"),
@@ -40,12 +45,41 @@ STAGE = Stage(
 
 log = logging.getLogger("lis.tasks")
 SOURCES = ("samples", "hub", "generated")
+PARAMS_OPTIONAL = True  # outside a project (no params.yaml, none named) the flags alone
+ABOUT = """Write one domain's task set (JSONL, one Task per line) and its manifest (count, source, revision, sha256).
+
+Settings come from params (tasks.domains.<domain>, tasks.samples_dir, tasks.bench_dataset, tasks.context for source
+generated); a flag given wins. Repeats (AIME 16x, AA-LCR 4x in the paper) are a runner setting: every id appears once.
+With --source hub the revision should be pinned: an unpinned one reads the current main with a warning (refused with
+--require-pinned); the commit read is recorded in the manifest. An unreachable hub (revision not in the local HF cache)
+ends in a one-line error suggesting --source samples."""
+OPTIONS = (
+    Option("--domain -d", "math | physics | chem | biomed | long_context | instruct_follow | instruct_pretrain | demo.",
+           default=...),
+    Option("--source -s", "samples: the offline sample in data/samples (none for chem and instruct_pretrain); hub: the "
+           "Hugging Face hub at --revision; generated (instruct_pretrain only): the held-out split of the context tasks "
+           "built as params tasks.context says."),
+    Option("--revision -r", "hub only: the dataset revision to pin (a commit sha). Without one the current main is "
+           "read, with a warning, and the commit read is recorded in the manifest."),
+    Option("--dataset", "hub only: paper (daixuancheng/llm-in-sandbox-bench and -rl, the rows the paper ran) or "
+           "original (the upstream benchmark, formatted like the paper)."),
+    Option("--config", "hub, instruct_pretrain only: instruct_pretrain (train, the default) or a *_mini validation "
+           "config."),
+    Option("--limit -n", "keep at most N tasks (a seeded draw; the order is kept).", int, low=1, high=10000000),
+    Option("--seed", "seed of the --limit draw.", int, low=0, high=2**32 - 1),
+    Option("--out -o", "JSONL file to write, e.g. data/tasks/<domain>.jsonl; the manifest goes beside it as "
+           "<name>.manifest.json.", Path, ..., to="output", name="tasks"),
+    Option("--samples-dir", "samples only: the folder holding the samples (default: data/samples of this checkout, "
+           "or $LIS_SAMPLES_DIR).", Path),
+    Option("--require-pinned", "hub only: refuse to read a dataset whose revision is not pinned (strict runs).", bool,
+           False),
+    Option("--bench-dataset", "hub, paper only: the hub dataset of the paper's benchmark (default: tasks.bench_dataset)."),
+)
 
 
 @dataclass(frozen=True)
 class Settings:
-    """One run of the stage, flags and params resolved (:func:`resolve`). The samples folder, the one
-    data input, is not here: it is ``inputs["samples_dir"]`` of :func:`run`."""
+    """One run of the stage, flags and params resolved (:func:`resolve`)."""
 
     domain: str
     source: str = "samples"
@@ -68,6 +102,8 @@ class Settings:
     """generated: the params' ``tasks.context`` section."""
     context_root: Optional[Path] = None
     """generated: the project root that section's paths are relative to (None: the working directory)."""
+    samples_dir: Optional[Path] = None
+    """samples: the folder holding the offline samples (the stage's one data input)."""
 
     def __post_init__(self):
         if self.source not in SOURCES:
@@ -102,14 +138,13 @@ def _params_tasks(domain: str, p: Optional[Params]):
             (sec.get("context") or {}, p.root))
 
 
-def resolve(domain: str, *, source: Optional[str] = None, revision: Optional[str] = None,
+def resolve(params: Optional[Params], domain: str, *, source: Optional[str] = None, revision: Optional[str] = None,
             dataset: Optional[str] = None, config: Optional[str] = None, limit: Optional[int] = None,
             seed: Optional[int] = None, samples_dir: Optional[Path] = None, require_pinned: bool = False,
-            bench_dataset: Optional[str] = None, params: Optional[Params] = None) -> tuple[Settings, dict[str, Path]]:
-    """The settings and the inputs of :func:`run` from the command line's flags (None / False: not
-    given) and the params (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``,
-    ``tasks.context``; the profile applied; None outside a project): a flag given wins. The inputs
-    are ``{"samples_dir": ...}`` for source samples, else empty. Raises LisError naming a flag that
+            bench_dataset: Optional[str] = None) -> Settings:
+    """The settings from the command line's flags (None / False: not given) and the params
+    (``tasks.domains.<domain>``, ``tasks.samples_dir``, ``tasks.bench_dataset``, ``tasks.context``; the
+    profile applied; None outside a project): a flag given wins. Raises LisError naming a flag that
     does not apply to the source, ParamsError for bad params."""
 
     conf, params_samples, params_bench, context = _params_tasks(domain, params)
@@ -124,7 +159,6 @@ def resolve(domain: str, *, source: Optional[str] = None, revision: Optional[str
         samples_dir = Path(params_samples)
     if source not in SOURCES:
         raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
-    inputs: dict[str, Path] = {}
     if source == "generated":
         for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
                             ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset),
@@ -136,14 +170,15 @@ def resolve(domain: str, *, source: Optional[str] = None, revision: Optional[str
                             ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
             if value:
                 raise LisError(f"{flag} applies to --source hub only")
-        inputs["samples_dir"] = Path(samples_dir) if samples_dir else default_samples()
+        samples_dir = Path(samples_dir) if samples_dir else default_samples()
     elif samples_dir:
         raise LisError("--samples-dir applies to --source samples only")
     sec, root = context if context is not None else ({}, None)
     settings = Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
                         dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
-                        require_pinned=require_pinned, context=sec, context_root=root)
-    return settings, inputs
+                        require_pinned=require_pinned, context=sec, context_root=root,
+                        samples_dir=samples_dir if source == "samples" else None)
+    return settings
 
 
 def _from_hub(s: Settings) -> tuple[list, dict[str, Any]]:
@@ -162,7 +197,7 @@ def _from_hub(s: Settings) -> tuple[list, dict[str, Any]]:
     return found, facts
 
 
-def _found(s: Settings, inputs: dict[str, Path]) -> tuple[list, dict[str, Any]]:
+def _found(s: Settings) -> tuple[list, dict[str, Any]]:
     """Every task of the domain from its source, and what the manifest says of the source."""
 
     facts: dict[str, Any] = {"source": s.source}
@@ -170,7 +205,7 @@ def _found(s: Settings, inputs: dict[str, Path]) -> tuple[list, dict[str, Any]]:
         found, more = held_out_tasks(s.context, s.context_root if s.context_root is not None else Path.cwd())
         facts.update(more)
     elif s.source == "samples":
-        root = inputs["samples_dir"]
+        root = s.samples_dir or default_samples()
         found = load_samples(s.domain, root)
         facts.update(samples_dir=_shown(root), samples_hash=hash_tree(root), revision=None)
     else:
@@ -182,11 +217,11 @@ def _found(s: Settings, inputs: dict[str, Path]) -> tuple[list, dict[str, Any]]:
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
     """Write the domain's tasks (at most ``settings.limit``, a draw seeded by ``settings.seed``) to
     ``outputs["tasks"]`` (JSONL, one Task per line) and the manifest to ``outputs["manifest"]``
-    (:func:`manifest_path` of the former); return the manifest. ``inputs``: ``samples_dir`` for source
-    samples, nothing else. Raises LisError (an unknown domain, no offline sample, an unreachable hub)."""
+    (absent: :func:`manifest_path` of the former); return the manifest. ``inputs`` is empty: the samples
+    folder is ``settings.samples_dir``. Raises LisError (an unknown domain, no offline sample, an unreachable hub)."""
 
     t0 = time.monotonic()
-    found, facts = _found(settings, inputs)
+    found, facts = _found(settings)
     chosen = select(found, settings.limit, settings.seed)
     out = outputs["tasks"]
     write_tasks(out, chosen)
@@ -194,6 +229,6 @@ def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -
                 "available": len(found), "count": len(chosen), "file": out.name, "sha256": sha256_file(out),
                 "git": git_state(Path.cwd()), "packages": package_versions(("lis", "datasets", "huggingface_hub")),
                 "wall_s": round(time.monotonic() - t0, 3)}
-    write_json(outputs["manifest"], manifest)
+    write_json(outputs.get("manifest") or manifest_path(out), manifest)
     log.info("wrote %d of %d %s tasks (%s) to %s", len(chosen), len(found), settings.domain, settings.source, out)
     return manifest

@@ -8,12 +8,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from lis.cli.tasks import manifest_path, tasks
+from lis.cli import command_callback
 from lis.errors import LisError
+from lis.stages.tasks import manifest_path
 from lis.tasks import read_tasks
 
 app = typer.Typer()
-app.command()(tasks)
+app.command()(command_callback("tasks"))
 
 
 def invoke(*args, env=None):
