@@ -1,9 +1,10 @@
 """The stable records, validated at the door: task, trajectory (with its steps and tool calls), an
 eval job's metrics.json and the manifests (a stage's, the image's, a model folder's), one typed
-model each (pydantic), and one error line when a record fails.
+model each (pydantic; a record that is a dataclass is its own declaration: :func:`record_model`), and
+one error line when a record fails.
 
-    from lis.records import check, TaskRecord
-    row = check(TaskRecord, obj, where="data/tasks/math.jsonl line 3")   # the validated dict, or RecordError
+    from lis.records import check
+    row = check(Task, obj, where="data/tasks/math.jsonl line 3")   # the validated dict, or RecordError
 
 A record that fails is one :class:`RecordError` naming where it came from and the field:
 "data/tasks/math.jsonl line 3: field ground_truth: a list is not text". Readers of many records
@@ -16,9 +17,14 @@ leave ``/testbed/documents`` (absolute, ``..``, NUL, empty parts).
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import types
+import typing
 from typing import Annotated, Any
 
+import pydantic
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr,
                       ValidationError)
 
@@ -63,88 +69,46 @@ class _Record(BaseModel):
 
 Id = Annotated[StrictStr, Field(min_length=1, max_length=1000)]  # ids name files, pages and log entries
 
-
-class TaskRecord(_Record):
-    """One task (lis.tasks.schema.Task)."""
-
-    id: Id
-    domain: Annotated[StrictStr, Field(min_length=1)]
-    problem_statement: StrictStr
-    ground_truth: StrictStr
-    input_files: dict[DocumentName, StrictStr] = {}
-    qa_type: StrictStr | None = None
-    meta: dict[str, Any] = {}
+# What a dataclass field's ``metadata={"record": ...}`` asks of its value beyond its type. The record
+# dataclasses (lis.tasks.schema.Task, lis.agent.trajectory.Trajectory, Step, ToolCallRecord) name these
+# as plain strings, so that writing a record imports no pydantic.
+CHECKS: dict[str, Any] = {
+    "id": Id, "nonempty": Annotated[StrictStr, Field(min_length=1)], "count": Count, "time": NonNegative,
+    "fraction": Fraction, "attempt": Annotated[StrictInt, Field(ge=1)], "documents": dict[DocumentName, StrictStr],
+}
+PLAIN = {str: StrictStr, int: StrictInt, float: Number, bool: StrictBool}
 
 
-class CallRecord(_Record):
-    """One tool call of a step (lis.agent.trajectory.ToolCallRecord)."""
-
-    id: StrictStr = ""
-    tool: StrictStr | None = None
-    arguments: dict[str, Any] | None = None
-    raw_arguments: StrictStr | None = None
-    observation: StrictStr = ""
-    exit_code: StrictInt | None = None
-    exec_time_s: NonNegative = 0.0
-    error: StrictStr | None = None
-    timed_out: StrictBool = False
-    observation_chars: Count = 0
-
-
-class StepRecord(_Record):
-    """One model turn (lis.agent.trajectory.Step)."""
-
-    index: Count = 0
-    content: StrictStr | None = None
-    reasoning: StrictStr | None = None
-    calls: list[CallRecord] = []
-    llm_latency_s: NonNegative = 0.0
-    prompt_tokens: Count | None = None
-    completion_tokens: Count | None = None
-    cached_tokens: Count | None = None
-    finish_reason: StrictStr | None = None
-    text_tool_calls: StrictBool = False
-    completion_ids: list[StrictInt] | None = None
-    logprobs: list[Number] | None = None
-    invalid_text: Count = 0
-    reply_cut: Count = 0
+def _strict(kind: Any, check: str | None = None) -> Any:
+    """The validated type of a dataclass field's type hint (strict text, whole numbers and flags; finite
+    numbers; nested dataclasses as their models), ``check`` applied to the value (or to what an
+    optional holds)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_strict(a, check) if a is not type(None) else a for a in args)]
+    if check:
+        return CHECKS[check]
+    if origin is list:
+        return list[_strict(args[0])]
+    if origin is dict:
+        return dict[_strict(args[0]), _strict(args[1])]
+    if dataclasses.is_dataclass(kind):
+        return record_model(kind)
+    return PLAIN.get(kind, kind)
 
 
-class TrajectoryRecord(_Record):
-    """One episode (lis.agent.trajectory.Trajectory)."""
-
-    task_id: Id
-    model: StrictStr
-    mode: StrictStr
-    domain: StrictStr = ""
-    seed: StrictInt | None = None
-    repeat: Count = 0
-    run_id: StrictStr = ""
-    params_hash: StrictStr = ""
-    image: StrictStr = ""
-    backend: StrictStr = ""
-    messages: list[dict[str, Any]] = []
-    steps: list[StepRecord] = []
-    answer: StrictStr = ""
-    termination: StrictStr = ""
-    error: StrictStr | None = None
-    reward: Fraction | None = None
-    score: dict[str, Any] | None = None
-    started_utc: StrictStr = ""
-    wall_s: NonNegative = 0.0
-    llm_s: NonNegative = 0.0
-    env_s: NonNegative = 0.0
-    sandbox_start_s: NonNegative = 0.0
-    acquire_wait_s: NonNegative = 0.0
-    prompt_tokens: Count = 0
-    completion_tokens: Count = 0
-    cached_tokens: Count = 0
-    turns: Count = 0
-    episode_id: StrictStr = ""
-    task_hash: StrictStr = ""
-    attempt: Annotated[StrictInt, Field(ge=1)] = 1
-    invalid_text: Count = 0
-    schema_version: StrictInt = 2
+@functools.cache
+def record_model(record: type) -> type[_Record]:
+    """The model that validates a record dataclass at the door: its fields, their types made strict, the
+    checks their ``metadata["record"]`` names, its defaults (so that what older writers left out is
+    filled in)."""
+    hints = typing.get_type_hints(record)
+    fields = {}
+    for f in dataclasses.fields(record):
+        default = (f.default if f.default is not dataclasses.MISSING else
+                   f.default_factory() if f.default_factory is not dataclasses.MISSING else ...)
+        fields[f.name] = (_strict(hints[f.name], f.metadata.get("record")), default)
+    return pydantic.create_model(f"{record.__name__}Record", __base__=_Record, **fields)
 
 
 class MetricsRecord(_Record):
@@ -229,9 +193,12 @@ def _what(err: dict[str, Any]) -> str:
     return msg.removeprefix("Value error, ")
 
 
-def check(model: type[_Record], obj: Any, *, where: str) -> dict[str, Any]:
-    """``obj`` validated by ``model``: the record as a plain dict (unknown keys dropped, defaults
-    filled). Raises RecordError "<where>: field <a.b>: <what is wrong>" on the first problem."""
+def check(model: type, obj: Any, *, where: str) -> dict[str, Any]:
+    """``obj`` validated by ``model`` (a model here, or a record dataclass: :func:`record_model`): the
+    record as a plain dict (unknown keys dropped, defaults filled). Raises RecordError "<where>: field
+    <a.b>: <what is wrong>" on the first problem."""
+    if dataclasses.is_dataclass(model):
+        model = record_model(model)
     if not isinstance(obj, dict):
         raise RecordError(f"{where}: not a JSON object ({type(obj).__name__})")
     try:

@@ -12,8 +12,7 @@ from lis.agent import Step, Trajectory
 from lis.agent.trajectory import ToolCallRecord
 from lis.errors import LisError
 from lis.manifest import write_json
-from lis.records import (CallRecord, MetricsRecord, RecordError, StepRecord, TaskRecord, TrajectoryRecord,
-                         check)
+from lis.records import MetricsRecord, RecordError, check, record_model
 from lis.tasks.schema import Task
 from lis.util.hashing import hash_obj
 from lis.util.jsonl import dumps_line, iter_jsonl
@@ -27,10 +26,18 @@ METRICS = {"model": "m", "domain": "math", "mode": "sandbox", "n": 3, "scored": 
            "ci95": [0.1, 0.9], "errors": 0}
 
 
-def test_the_models_are_the_records_field_for_field():
-    for dc, model in ((Task, TaskRecord), (Trajectory, TrajectoryRecord), (Step, StepRecord),
-                      (ToolCallRecord, CallRecord)):
-        assert {f.name for f in fields(dc)} == set(model.model_fields), dc.__name__
+def test_a_record_dataclass_is_its_own_model():
+    """The models of the task and the trajectory are made from their dataclasses: the same fields and
+    defaults, the types made strict, the checks the fields' metadata name; nested records nested."""
+    for dc in (Task, Trajectory, Step, ToolCallRecord):
+        model = record_model(dc)
+        assert list(model.model_fields) == [f.name for f in fields(dc)], dc.__name__
+        assert record_model(dc) is model  # made once
+    assert record_model(Trajectory).model_fields["steps"].annotation == list[record_model(Step)]
+    assert check(Trajectory, {"task_id": "t", "model": "m", "mode": "vanilla"}, where="x") == \
+        {**Trajectory(task_id="t", model="m", mode="vanilla").to_dict()}
+    with pytest.raises(RecordError, match="x: field steps.0.calls.0.exec_time_s: Input should be greater than or equal to 0"):
+        check(Trajectory, {**TRAJ, "steps": [{"calls": [{"exec_time_s": -1}]}]}, where="x")
 
 
 @pytest.mark.parametrize(("change", "field"), [

@@ -55,48 +55,53 @@ def _commands_and_stderr(record: "Trajectory"):
                 yield str(c.arguments.get("command") or ""), (c.observation or "").partition("\n[STDERR]\n")[2]
 
 
+# What a field's value must be beyond its type, for a record read back (lis.records.record_model: a
+# time is finite and not negative, a count a whole number >= 0, a reward in [0, 1], ...).
+COUNT, TIME = {"record": "count"}, {"record": "time"}
+
+
 @dataclass
 class ToolCallRecord:
-    id: str
-    tool: str | None
-    arguments: dict[str, Any] | None      # full arguments: the command text, the edited path and content
-    raw_arguments: str | None              # as the model sent them (when they did not parse)
-    observation: str
-    exit_code: int | None
-    exec_time_s: float
+    id: str = ""
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None  # full arguments: the command text, the edited path and content
+    raw_arguments: str | None = None       # as the model sent them (when they did not parse)
+    observation: str = ""
+    exit_code: int | None = None
+    exec_time_s: float = field(default=0.0, metadata=TIME)
     error: str | None = None               # bad_json | unknown_tool | missing_argument | editor | ...
     timed_out: bool = False
-    observation_chars: int = 0
+    observation_chars: int = field(default=0, metadata=COUNT)
 
 
 @dataclass
 class Step:
     """One model turn and the tool calls it made."""
 
-    index: int
-    content: str | None
-    reasoning: str | None
-    calls: list[ToolCallRecord]
-    llm_latency_s: float
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cached_tokens: int | None
+    index: int = field(default=0, metadata=COUNT)
+    content: str | None = None
+    reasoning: str | None = None
+    calls: list[ToolCallRecord] = field(default_factory=list)
+    llm_latency_s: float = field(default=0.0, metadata=TIME)
+    prompt_tokens: int | None = field(default=None, metadata=COUNT)
+    completion_tokens: int | None = field(default=None, metadata=COUNT)
+    cached_tokens: int | None = field(default=None, metadata=COUNT)
     finish_reason: str | None = None
     text_tool_calls: bool = False          # the calls were parsed from <tool_call> text
     completion_ids: list[int] | None = None  # local models only (RL): the exact sampled ids
     logprobs: list[float] | None = None
-    invalid_text: int = 0                  # invalid Unicode in the model's output, replaced by U+FFFD
-    reply_cut: int = 0                     # the reply was over the backend's size cap (bytes read, dropped)
+    invalid_text: int = field(default=0, metadata=COUNT)  # invalid Unicode in the model's output, replaced by U+FFFD
+    reply_cut: int = field(default=0, metadata=COUNT)  # the reply was over the backend's size cap (bytes read, dropped)
 
 
 @dataclass
 class Trajectory:
-    task_id: str
+    task_id: str = field(metadata={"record": "id"})
     model: str
     mode: str                              # sandbox | vanilla | sandbox_inline
     domain: str = ""
     seed: int | None = None
-    repeat: int = 0
+    repeat: int = field(default=0, metadata=COUNT)
     run_id: str = ""
     params_hash: str = ""
     image: str = ""
@@ -108,22 +113,22 @@ class Trajectory:
     #                                        (the model's doing: scored) | model_error | sandbox_error | error
     #                                        (infrastructure: errors, not wrong answers) | interrupted (Ctrl-C)
     error: str | None = None
-    reward: float | None = None
+    reward: float | None = field(default=None, metadata={"record": "fraction"})
     score: dict[str, Any] | None = None
     started_utc: str = ""
-    wall_s: float = 0.0
-    llm_s: float = 0.0
-    env_s: float = 0.0
-    sandbox_start_s: float = 0.0
-    acquire_wait_s: float = 0.0            # waiting for a sandbox (a pool slot, the host's start admission)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    turns: int = 0
+    wall_s: float = field(default=0.0, metadata=TIME)
+    llm_s: float = field(default=0.0, metadata=TIME)
+    env_s: float = field(default=0.0, metadata=TIME)
+    sandbox_start_s: float = field(default=0.0, metadata=TIME)
+    acquire_wait_s: float = field(default=0.0, metadata=TIME)  # waiting for a sandbox (a pool slot, the host's start admission)
+    prompt_tokens: int = field(default=0, metadata=COUNT)
+    completion_tokens: int = field(default=0, metadata=COUNT)
+    cached_tokens: int = field(default=0, metadata=COUNT)
+    turns: int = field(default=0, metadata=COUNT)
     episode_id: str = ""                   # unique per episode run; scores refer to it
     task_hash: str = ""                    # content hash of the task the episode ran
-    attempt: int = 1                       # 1 + earlier error records of the same episode key
-    invalid_text: int = 0                  # sum of the steps' invalid_text (lis.util.text)
+    attempt: int = field(default=1, metadata={"record": "attempt"})  # 1 + earlier error records of the same episode key
+    invalid_text: int = field(default=0, metadata=COUNT)  # sum of the steps' invalid_text (lis.util.text)
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -136,12 +141,12 @@ class Trajectory:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "trajectory record") -> "Trajectory":
-        """The episode of a record, validated (:class:`lis.records.TrajectoryRecord`: types, finite
+        """The episode of a record, validated (:func:`lis.records.record_model`: types, finite
         non-negative times and counts, a reward in [0, 1]); raises :class:`lis.records.RecordError`
         naming ``where`` and the field."""
-        from lis.records import TrajectoryRecord, check  # lazy: pydantic (0.2 s); writing an episode validates nothing
+        from lis.records import check  # lazy: pydantic (0.2 s); writing an episode validates nothing
 
-        d = check(TrajectoryRecord, d, where=where)
+        d = check(cls, d, where=where)
         steps = []
         for s in d.pop("steps", []):
             s["calls"] = [ToolCallRecord(**c) for c in s.get("calls", [])]

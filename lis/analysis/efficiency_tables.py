@@ -22,7 +22,8 @@ from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, r
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
 from lis.errors import LisError
 from lis.analysis.trajectories import read_trajectories
-from lis.records import TrajectoryRecord, check
+from lis.agent.trajectory import Trajectory
+from lis.records import check
 
 TOKEN_FIELDS = ("prompt", "model", "env", "total", "billed_total")
 SCHEMA = "lis.efficiency.tokens/1"
@@ -30,7 +31,7 @@ Group = tuple[str, str, str]  # model, domain, mode
 
 
 def _episode(rec: dict[str, Any], where: str) -> EpisodeEfficiency:
-    check(TrajectoryRecord, rec, where=where)
+    check(Trajectory, rec, where=where)
     return episode_efficiency(rec)
 
 

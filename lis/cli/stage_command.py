@@ -81,12 +81,12 @@ def _parameter(o: Option, helps: dict) -> inspect.Parameter:
     extra = {k: v for k, v in (("min", o.low), ("max", o.high)) if v is not None}
     if o.file:
         extra["dir_okay"] = False
-    text = helps.get(o.key) or o.help
+    text = helps.get(o.parameter) or helps.get(o.key) or o.help
     if o.flags:
         default = typer.Option(o.default, *o.flags.split(), help=text, **extra)
     else:
         default = typer.Argument(o.default, help=text, **extra)
-    return inspect.Parameter(o.key, inspect.Parameter.KEYWORD_ONLY, default=default,
+    return inspect.Parameter(o.parameter, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Optional[kind] if optional else kind)
 
 
@@ -114,15 +114,15 @@ def command(stage: Stage):
     def run(**given) -> None:
         setup_logging(given["log_file"], given["verbose"])
         for o in opts:
-            if o.choices and given[o.key] not in o.choices:
-                raise LisError(f"unknown {o.flags.split()[0]} {given[o.key]!r}", f"use {' or '.join(o.choices)}")
-        chosen = {o.key: given[o.key] for o in opts if o.to == "settings"}
+            if o.choices and given[o.parameter] not in o.choices:
+                raise LisError(f"unknown {o.flags.split()[0]} {given[o.parameter]!r}", f"use {' or '.join(o.choices)}")
+        chosen = {o.key: given[o.parameter] for o in opts if o.to == "settings"}
         settings = None
         if stage.params:  # a stage that reads no params takes no --profile, --params or --set
             params = _params(module, given, chosen)
             settings = module.resolve(params, **chosen) if hasattr(module, "resolve") else params
-        inputs = {o.key: given[o.key] for o in opts if o.to == "input" and given[o.key] is not None}
-        outputs = {o.key: given[o.key] for o in opts if o.to == "output" and given[o.key] is not None}
+        inputs = {o.key: given[o.parameter] for o in opts if o.to == "input" and given[o.parameter] is not None}
+        outputs = {o.key: given[o.parameter] for o in opts if o.to == "output" and given[o.parameter] is not None}
         result = getattr(module, function)(settings, inputs, outputs)
         text = None
         if hasattr(module, "summary"):

@@ -91,7 +91,7 @@ def _error_record(task: Task, job: EvalJob, termination: str, error: str | None 
 
 
 def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], list[tuple[str, str]]]:
-    """Tasks of a JSONL, leniently: a row that is not a valid Task (:class:`lis.records.TaskRecord`:
+    """Tasks of a JSONL, leniently: a row that is not a valid Task (:func:`lis.records.record_model` of Task:
     a null id, a list as gold, a document name outside /testbed/documents, ...), a second row with an
     id already seen, or (``domain`` given) a task of another domain becomes (id, problem) instead of
     ending the job. Raises LisError only when the file itself is missing or not text."""

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
-from lis.records import MetricsRecord, TrajectoryRecord, check
+from lis.agent.trajectory import Trajectory
+from lis.records import MetricsRecord, check
 from lis.report.cells import Formatter
 from lis.report.inputs import REFERENCE, Job, Reader, ReportInputs
 from lis.report.learning_check import paired
@@ -78,7 +79,7 @@ class Context:
         if job not in self._records:
             rows = self.reader.jsonl(job.trajectories)
             for n, row in enumerate(rows, 1):
-                check(TrajectoryRecord, row, where=f"{job.trajectories} record {n}")
+                check(Trajectory, row, where=f"{job.trajectories} record {n}")
             self._records[job] = rows
         return self._records[job]
 

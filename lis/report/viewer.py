@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from lis.errors import LisError
-from lis.records import RecordError, TrajectoryRecord, check
+from lis.agent.trajectory import Trajectory
+from lis.records import RecordError, check
 from lis.report.viewer_episode import episode_page
 from lis.report.viewer_index import OUTCOMES, Row, index_page, job_page, job_summary_row
 from lis.util.jsonl import iter_jsonl
@@ -106,7 +107,7 @@ def load(inputs: Iterable[Path | str]) -> Loaded:
                 skipped.append((n, "not a trajectory record (no task_id/model)"))
                 continue
             try:
-                check(TrajectoryRecord, rec, where="a trajectory record")  # the page trusts the types
+                check(Trajectory, rec, where="a trajectory record")  # the page trusts the types
             except RecordError as e:
                 skipped.append((n, str(e).removeprefix("a trajectory record: ")))
                 continue

@@ -47,7 +47,14 @@ class Option:
 
     @property
     def key(self) -> str:
-        return self.name or self.flags.split()[0].lstrip("-").replace("-", "_")
+        """The keyword of ``resolve``, or the key of ``run``'s inputs or outputs."""
+        return self.name or self.parameter
+
+    @property
+    def parameter(self) -> str:
+        """The command's parameter: the long flag without dashes, ``-`` as ``_`` (what the command line's
+        error boundary reads: an ``--out`` is checked as an output before the command runs)."""
+        return self.flags.split()[0].lstrip("-").replace("-", "_") if self.flags else self.name
 
 
 @dataclass(frozen=True)

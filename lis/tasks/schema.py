@@ -4,16 +4,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lis.records import RecordError, TaskRecord, check
+from lis.records import RecordError, check
 
 
 @dataclass
 class Task:
-    id: str                              # unique within a task set (repeats are separate runs, not rows)
-    domain: str                          # math | physics | chem | biomed | long_context | instruct_follow | instruct_pretrain | ...
+    # metadata "record": what a value read back must be beyond its type (lis.records.record_model)
+    id: str = field(metadata={"record": "id"})  # unique within a task set (repeats are separate runs, not rows)
+    domain: str = field(metadata={"record": "nonempty"})  # math | physics | chem | biomed | long_context | ...
     problem_statement: str
     ground_truth: str                    # instruct_follow: JSON {"instruction_id_list", "kwargs"}
-    input_files: dict[str, str] = field(default_factory=dict)  # name → text, placed under /testbed/documents
+    # name → text, placed under /testbed/documents (a name never leaves it)
+    input_files: dict[str, str] = field(default_factory=dict, metadata={"record": "documents"})
     qa_type: str | None = None           # RL context tasks: "multiple choice", "free-form", ...
     meta: dict[str, Any] = field(default_factory=dict)          # source, license, options, ...
 
@@ -22,7 +24,7 @@ class Task:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "task record") -> "Task":
-        """The task of a record, validated (:class:`lis.records.TaskRecord`): ids and ground truths given
+        """The task of a record, validated (:func:`lis.records.record_model`): ids and ground truths given
         as numbers become text; anything else of the wrong type, an empty id, or a document name that
         would leave /testbed/documents raises :class:`lis.records.RecordError` naming ``where`` and the
         field."""
@@ -42,4 +44,4 @@ class Task:
                 d[key] = str(d[key])
         d["input_files"] = files
         d["meta"] = d.get("meta") or {}
-        return cls(**check(TaskRecord, d, where=where))
+        return cls(**check(cls, d, where=where))

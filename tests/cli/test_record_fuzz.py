@@ -21,7 +21,11 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from lis.records import CallRecord, MetricsRecord, StepRecord, TaskRecord, TrajectoryRecord
+from lis.agent.trajectory import Step, ToolCallRecord, Trajectory
+from lis.records import MetricsRecord, record_model
+from lis.tasks.schema import Task
+
+TaskRecord, TrajectoryRecord, StepRecord, CallRecord = map(record_model, (Task, Trajectory, Step, ToolCallRecord))
 from tests.cli.test_fuzz import CASE_S, run_case
 from tests.conftest import ROOT, copy_repo
 
