@@ -84,42 +84,23 @@ def test_one_edit_to_a_declaration_changes_both_tools(repo_copy):
     assert "image" in next(j for j in snake if j.name == "report").params
 
 
-NEW_STAGE = '''"""The ``image_facts`` stage: the sandbox image's tag and size, as one small JSON."""
-import json
-
-from lis.stages.spec import Stage
-
-STAGE = Stage(
-    name="image_facts",
-    title="Facts of the sandbox image",
-    cmd=("lis image-facts --manifest data/image/manifest.json --out data/stages/image_facts/facts.json "
-         "--profile ${profile} --log logs/image_facts.log"),
-    entry="lis.stages.image_facts:run",
-    params=("image",),
-    deps=("data/image/manifest.json",),
-    outs=("data/stages/image_facts/facts.json",),
-)
-HELP = {"manifest": "The image stage's manifest.", "out": "JSON to write."}
-
-
-def run(params, inputs, outputs):
-    image = json.loads(inputs["manifest"].read_text())["image"]
-    facts = {"tag": image["tag"], "size_mb": image["size_mb"], "user": params.settings("image").user}
-    outputs["out"].parent.mkdir(parents=True, exist_ok=True)
-    outputs["out"].write_text(json.dumps(facts))
-    return facts
-
-
-def summary(facts):
-    return f"{facts['tag']}: {facts['size_mb']} MB"
-'''
+def _new_stage() -> str:
+    """The whole module of the example stage in docs/extending.md (its python block under "a pipeline stage"):
+    the test runs what the docs show."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    block = text[text.index("### a pipeline stage"):].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "STAGE = Stage(" in block and "OPTIONS = (" in block
+    arch = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    shown = arch[arch.index("### Adding a stage: one module"):].split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown in block  # docs/architecture.md shows the same stage
+    return block
 
 
 @pytest.mark.slow
 def test_a_new_stage_is_one_module(repo_copy):
     """Adding a stage is its module in lis/stages/: `lis pipeline write` renders its rule and its DVC stage,
     its command is made from the declaration (options, --help, --set), and Snakemake plans it."""
-    (repo_copy / "lis/stages/image_facts.py").write_text(NEW_STAGE)
+    (repo_copy / "lis/stages/image_facts.py").write_text(_new_stage())
     env = {"PYTHONPATH": str(repo_copy)}
     run([BIN / "lis", "pipeline", "write"], cwd=repo_copy, env=env)
     assert run([BIN / "lis", "pipeline", "check"], cwd=repo_copy, env=env).stdout.startswith("ok:")
@@ -128,12 +109,15 @@ def test_a_new_stage_is_one_module(repo_copy):
     assert any("data/stages/image_facts/facts.json" in d.outs for d in dvc_stages(repo_copy))
 
     help_text = run([BIN / "lis", "image-facts", "--help"], cwd=repo_copy, env=env).stdout
-    assert "The image stage's manifest." in help_text and "--set" in help_text
+    assert "The image stage's manifest." in help_text and "--set" in help_text and "Decimals of the size in GB." in help_text
     (repo_copy / "data/image").mkdir(parents=True)
     (repo_copy / "data/image/manifest.json").write_text(json.dumps(IMAGE))
-    r = run([BIN / "lis", "image-facts", "--set", "image.user=someone"], cwd=repo_copy, env=env)
+    r = run([BIN / "lis", "image-facts", "--set", "image.user=someone", "--digits", "0"], cwd=repo_copy, env=env)
     facts = json.loads((repo_copy / "data/stages/image_facts/facts.json").read_text())
-    assert facts["user"] == "someone" and r.stdout.strip() == f"{facts['tag']}: {facts['size_mb']} MB"
+    assert facts["user"] == "someone" and r.stdout.strip() == f"{facts['tag']}: 1.0 GB"
+    assert facts["size_gb"] == 1.0 and IMAGE["image"]["size_mb"] / 1024 > 1.2  # --digits 0 (by default 1: 1.2)
+    bad = run([BIN / "lis", "image-facts", "--digits", "9"], cwd=repo_copy, env=env, check=False)
+    assert bad.returncode == 2 and "--digits" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
     (repo_copy / "data/stages/image_facts/facts.json").unlink()  # Snakemake plans the job that makes it again
     plan = run([BIN / "snakemake", "-n", "--cores", "1", "data/stages/image_facts/facts.json"], cwd=repo_copy,
