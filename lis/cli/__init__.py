@@ -110,11 +110,13 @@ def command_callback(name: str):
 def _help_text(name: str) -> str:
     """What ``lis --help`` lists for ``name``, read from the source without importing it: the
     command function's docstring, or the group's ``typer.Typer(help=...)``."""
-    if COMMANDS.get(name) in GENERATED:
-        return stage_command.title(GENERATED[COMMANDS[name]])
     module, _, func = (COMMANDS[name] if name in COMMANDS else GROUPS[name][0] + ":").partition(":")
     spec = importlib.util.find_spec(module)
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    if COMMANDS.get(name) in GENERATED:  # the stage module's ABOUT (its first paragraph), else the stage's title
+        about = next((node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                      and [ast.unparse(t) for t in node.targets] == ["ABOUT"] and isinstance(node.value, ast.Constant)), "")
+        return about.split("\n\n")[0] or stage_command.title(GENERATED[COMMANDS[name]])
     for node in ast.walk(tree):
         if func and isinstance(node, ast.FunctionDef) and node.name == func:
             return ast.get_docstring(node) or ""

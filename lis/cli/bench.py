@@ -59,17 +59,12 @@ def sandbox(backend: Optional[str] = typer.Option(None, "--backend", help="docke
     sandbox and peak memory of a busy one (numpy/scipy work), from its cgroup (see `lis bench memory`).
     Timings: n, median (p50), p90 and p99 in ms. Counts below 1 (--memory-n: below 0) are refused."""
 
-    registry.install_signal_handlers()
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     with console.status("benchmarking") as status:
         res = bench_sandbox(cfg, n_echo=n_echo, concurrent=concurrent, commands=commands, warm=warm,
                             n_memory=memory_n, progress=lambda s: status.update(f"benchmarking: {s}"))
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 @app.command("inspect")
@@ -90,15 +85,10 @@ def inspect_(backend: Optional[str] = typer.Option(None, "--backend", help="dock
     except ImportError:
         raise LisError("Inspect AI is not installed", "pip install -e '.[inspect]' (scripts/setup.sh does)") from None
 
-    registry.install_signal_handlers()
     with console.status("benchmarking") as status:
         res = bench_inspect(backend, samples=samples, calls=calls, docker=docker,
                             progress=lambda s: status.update(f"benchmarking: {s}"))
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 @app.command("inspect-tasks")
@@ -135,15 +125,10 @@ def inspect_tasks(tasks: Optional[str] = typer.Option(None, "--tasks", help="Com
         if not found or {t.domain for t in found} != {"chem"}:
             raise LisError(f"--chem-tasks {chem_tasks} holds no chem tasks", "give `lis tasks --domain chem`'s output")
 
-    registry.install_signal_handlers()
     files = {"chemistry": str(chem_tasks)} if chem_tasks else {}
     with console.status("benchmarking") as status:
         res = bench_tasks(names, wanted, samples, profile, files, progress=lambda s: status.update(f"benchmarking: {s}"))
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 @app.command("rollout")
@@ -156,7 +141,6 @@ def rollout(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"
     """A GRPO group's episodes one after the other vs all at once (real sandboxes, the policy's turns
     batched): group time against the longest episode's (the claim: within 1.5x) and the speed-up."""
 
-    registry.install_signal_handlers()
     p = load_params(profile, params_file)
     task = _context_tasks(tasks)[0]
     with console.status(f"benchmarking a group of {samples} episodes"):
@@ -194,7 +178,6 @@ def determinism(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="
     real sandboxes, nothing trained), each step in both modes in alternating order; rollout seconds
     per step, their ratio with a 95% interval, and whether a step run again repeats its episodes."""
 
-    registry.install_signal_handlers()
     p = load_params(profile, params_file)
     found = _context_tasks(tasks)
     with console.status("benchmarking the rollout modes") as status:
@@ -267,7 +250,6 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
     import tempfile
 
 
-    registry.install_signal_handlers()
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
@@ -276,11 +258,7 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
         res = bench_serve(Path(tmp), requests=requests, concurrent=concurrent, max_concurrent=max_concurrent,
                           sequential=sequential, serve_args=args, upstream_model=model, sandbox_config=cfg,
                           baseline=baseline, progress=lambda s: status.update(f"benchmarking: {s}"))
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 @app.command("generate")
@@ -314,7 +292,6 @@ def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft
 
     if engine not in ("local", "vllm"):
         raise LisError(f"--engine {engine!r} is not local or vllm", "use --engine local or --engine vllm")
-    registry.install_signal_handlers()
     if threads:
         torch.set_num_threads(threads)
     model = LocalHFModel.load(model_dir, device=device)
@@ -336,11 +313,7 @@ def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft
                                  **({"max_batch_tokens": max_batch_tokens} if max_batch_tokens else {}),
                                  progress=say)
     res["model_dir"] = str(model_dir)
-    text = json.dumps(res, indent=1)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    typer.echo(text)
+    _emit(res, out)
 
 
 # -- lis bench all / time / render -------------------------------------------------------------------
@@ -424,7 +397,6 @@ def all_(only: Optional[str] = typer.Option(None, "--only", help="Comma-separate
         for h in logging.getLogger().handlers:
             if not isinstance(h, logging.FileHandler):
                 h.setLevel(logging.WARNING)
-    registry.install_signal_handlers()
     out = out_dir if out_dir.is_absolute() else root / out_dir
     minutes = sum(b.minutes for b in chosen)
     console.print(f"lis bench all: {len(chosen)} benchmarks, about {minutes:.0f} min on 2 cores")

@@ -1,14 +1,17 @@
-"""The ``lis`` command of a stage whose command line is its inputs and outputs, made from its declaration.
+"""The ``lis`` command of a pipeline stage, made from its declaration (every stage's ``entry`` is a stage
+module's ``run``: ``entry="lis.stages.sft:run"``; there is no command module to write).
 
-A stage whose ``entry`` is its own module's ``run`` (``entry="lis.stages.storage:run"``) has no command
-module: each ``--option PATH`` of its declared ``cmd`` becomes an option, an input when PATH is one of
-its ``deps`` (or the folder holding some) and an output when it is one of its outputs (or their folder),
-the declared path its default. The command
-also takes ``--profile``, ``--params`` and ``--set KEY=VALUE`` (when the stage reads params), ``--log``
-and ``--verbose``. It calls the module's ``resolve(params)`` (when it has one; else the settings are
-the params, or None for a stage that reads none), then ``run(settings, inputs, outputs)``, then prints
-``summary(result)`` (when the module has one). The module's ``HELP`` (option name -> text) documents
-the options.
+Its options: each ``--option PATH`` of the declared ``cmd`` (an input when PATH is one of its ``deps``
+or the folder holding some, an output when it is one of its outputs or their folder; the declared path
+its default), then the module's ``OPTIONS`` (:class:`lis.stages.spec.Option`: the model, the domain, a
+seed offset, a flag, a path with another default), then ``--profile``, ``--params`` and ``--set
+KEY=VALUE`` (when the stage reads params), ``--log`` and ``--verbose``. It calls the module's
+``resolve(params, **options)`` (when it has one; else the settings are the params, or None for a stage
+that reads none), then ``run(settings, inputs, outputs)``, then prints ``summary(result)`` (or
+``summary(result, outputs)``) when the module has one. ``HELP`` (option name -> text) documents the
+paths; ``ABOUT`` is the command's help (else the stage's title and the module's first paragraph);
+``reads_params(explicit, **options)`` says when the options need no params; ``PARAMS_OPTIONAL``: outside
+a project the command runs on its flags alone.
 """
 from __future__ import annotations
 
