@@ -29,10 +29,6 @@ EPISODE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def episodes_frame(episodes: list[EpisodeEfficiency]) -> pl.DataFrame:
-    return records_frame((e.flat() for e in episodes), EPISODE_SCHEMA)
-
-
 def write_episodes_csv(path: Path, episodes: list[EpisodeEfficiency]) -> Path:
     """One row per episode at ``path`` (CSV), and the same rows as parquet beside it (``.parquet``)."""
     path.parent.mkdir(parents=True, exist_ok=True)

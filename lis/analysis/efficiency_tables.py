@@ -20,7 +20,6 @@ import numpy as np
 from lis.analysis.efficiency_episodes import write_episodes_csv  # noqa: F401  (re-exported: the stage's outputs)
 from lis.analysis.efficiency_stats import B_DEFAULT, Clustered, percentile_ci, rng_for, rounded
 from lis.analysis.efficiency_tokens import REPORTED, EpisodeEfficiency, episode_efficiency
-from lis.errors import LisError
 from lis.analysis.trajectories import read_trajectories
 from lis.agent.trajectory import Trajectory
 from lis.records import check

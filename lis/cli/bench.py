@@ -26,17 +26,15 @@ from lis.bench.suite import Benchmark, Context, check, run_suite, select
 from lis.bench.timed import time_command
 from lis.cli.options import LogFile, ParamsFile, Profile, Verbose, load_params
 from lis.errors import LisError
-from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.params import find_root, load
 from lis.prompts import MODES
 from lis.runtime import agent_config, sandbox_config
 from lis.sandbox import registry
 from lis.tasks.io import read_tasks
-from lis.train.grpo.settings import rl_sampling
+from lis.train.grpo.settings import rl_sampling, rollout_settings
 from lis.train.rollout.bench import bench_group
 from lis.train.rollout.bench_modes import bench_modes
-from lis.train.rollout.group import RolloutSettings
 from lis.util.log import console, setup_logging
 
 app = typer.Typer(help="Benchmarks measured against a baseline in the same run: one JSON object each, or (all, time) "
@@ -157,9 +155,7 @@ def rollout_group(p, model_dir: Path, task, samples: int, overrides: dict | None
     sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
                              backend=g.sandbox_backend)  # the backend GRPO's episodes run on
     cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns)
-    settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
-                               sampling=Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k,
-                                                 max_tokens=g.max_tokens_per_turn))
+    settings = dataclasses.replace(rollout_settings(g), sampling=rl_sampling(g), deterministic=False)
     policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=0)
     try:
         return bench_group(policy, task, cfg, sandbox, settings, samples=samples)
@@ -199,8 +195,7 @@ def rollout_modes(p, model_dir: Path, found: list, steps: int, progress, overrid
     cfg = dataclasses.replace(agent_config(p, sandbox=sandbox), max_turns=g.max_turns,  # as train_grpo's episodes
                               max_context_tokens=g.max_prompt_tokens + g.max_episode_tokens,
                               sampling=dataclasses.replace(rl_sampling(g), max_tokens=None))
-    settings = RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
-                               overlong_reward=g.overlong_reward, retries=g.retries, sampling=rl_sampling(g, seed=g.seed))
+    settings = dataclasses.replace(rollout_settings(g), deterministic=False)
     policy = LocalHFModel.load(model_dir, name="policy", device="auto", seed=g.seed, sampling=rl_sampling(g),
                                **g.engine.model_dump())
     try:

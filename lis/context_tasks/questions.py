@@ -192,7 +192,6 @@ def below_threshold(ents: list[Entity], rng: random.Random) -> QA | None:
             break
     else:
         return None
-    names = [e.name for e in chosen]
     gold = ", ".join(LETTERS[i] for i, v in enumerate(values) if v < t)
     pairs = ", ".join(f'"{LETTERS[i]}": {v}' for i, v in enumerate(values))
     expr = f'", ".join(k for k, v in {{{pairs}}}.items() if v < {t})'

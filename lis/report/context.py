@@ -11,7 +11,6 @@ from lis.agent.trajectory import Trajectory
 from lis.records import MetricsRecord, check
 from lis.report.cells import Formatter
 from lis.report.inputs import REFERENCE, Job, Reader, ReportInputs
-from lis.report.learning_check import paired
 from lis.report.paper_identity import Identity, identify
 from lis.report.paper_numbers import Reference, load, lookup
 from lis.report.viewer import job_page_rel
@@ -93,13 +92,6 @@ class Context:
         if not self.inputs.viewer or not self.inputs.has_job(model, domain, mode):
             return None
         return f"{VIEWER_DIR}/{job_page_rel(model, domain, mode)}"
-
-    def paired_delta(self, model: str, domain: str, a: str, b: str) -> dict[str, Any] | None:
-        """Mode a − mode b on the same tasks (paired by task, each task's repeats averaged), from the
-        trajectories."""
-        if not (self.inputs.has_job(model, domain, a) and self.inputs.has_job(model, domain, b)):
-            return None
-        return paired(self.records(model, domain, a), self.records(model, domain, b))
 
     # -- the paper ------------------------------------------------------------------------------
     def identity(self, model: str) -> Identity | None:

@@ -16,7 +16,7 @@ import hashlib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from lis import layout
 from lis.errors import LisError
@@ -233,6 +233,3 @@ class Reader:
         raise LisError(f"{folder} has neither manifest.json nor card.json",
                        "rerun the stage that produces the model (or its model card)")
 
-
-def mentioned(paths: Iterable[str]) -> list[str]:
-    return sorted(dict.fromkeys(paths))

@@ -153,9 +153,3 @@ def write_table(t: Table, out_dir: Path) -> list[Path]:
     t.record_frame().write_csv(csv)
     return [md, tex, csv]
 
-
-def write_tables(tables: list[Table], out_dir: Path) -> list[Path]:
-    out: list[Path] = []
-    for t in tables:
-        out += write_table(t, out_dir)
-    return out

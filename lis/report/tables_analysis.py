@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lis.report.cells import DASH, num, paper_value, pct, plain
+from lis.report.cells import DASH, paper_value, plain
 from lis.report.context import DOMAIN_TITLES, Context
 from lis.report.inputs import ANALYSIS
 from lis.report.tables import Table
@@ -235,6 +235,3 @@ def figure2_frame(b: dict) -> list[dict[str, Any]]:
                     "avg_turns": (r.get("avg_turns") or {}).get("value")})
     return out
 
-
-def pct_or_dash(x: Any) -> str:
-    return pct(x) if num(x) is not None else DASH

@@ -76,7 +76,8 @@ def test_group_episodes_run_at_the_same_time_through_the_pool(tokenizer, base_co
 
     tasks = [lookup_task(i, 1000 + i) for i in range(8)]
     policy = SharedReplay(tokenizer, {i: _replies(i, 1000 + i) for i in range(8)})
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, sampling=Sampling(seed=0))
+    settings = RolloutSettings(overlong_reward=0.0, retries=2, max_prompt_tokens=20000, max_episode_tokens=20000,
+                               sampling=Sampling(seed=0))
     with SandboxPool(base_config, max_concurrent=8, warm=8) as pool:
         # the warm sandboxes started: measure episodes, not container starts
         assert pool.wait_ready(8, timeout_s=120) == 8, f"{pool.ready} of 8 warm sandboxes started in 120 s"
@@ -104,7 +105,7 @@ def test_overlong_episodes_get_zero_reward(tokenizer, base_config):
     from lis.train.rollout.group import RolloutSettings, run_group
 
     policy = SharedReplay(tokenizer, {0: _replies(0, 7, sleep=0, submit=False)})
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000)
+    settings = RolloutSettings(overlong_reward=0.0, retries=2, max_prompt_tokens=20000, max_episode_tokens=20000)
     with SandboxPool(base_config, max_concurrent=1) as pool:
         (r,) = run_group([lookup_task(0, 7)], policy, AgentConfig(max_turns=4), settings, pool=pool)
     assert r.stats["termination"] == "max_turns" and r.raw_reward == 1.0 and r.reward == 0.0
@@ -117,7 +118,8 @@ def test_llm_rl_rollout_is_one_turn_without_tools(tokenizer):
     from lis.train.rollout.group import RolloutSettings, run_group
 
     policy = SharedReplay(tokenizer, {3: [assistant("33")]})
-    settings = RolloutSettings(mode="vanilla", max_prompt_tokens=20000, max_episode_tokens=20000)
+    settings = RolloutSettings(overlong_reward=0.0, retries=2, mode="vanilla", max_prompt_tokens=20000,
+                               max_episode_tokens=20000)
     (r,) = run_group([lookup_task(3, 33)], policy, AgentConfig(), settings)
     assert r.reward == 1.0 and r.stats["turns"] == 1 and r.stats["tool_calls"] == 0
     assert all(r.sample["env_mask"]) and "Population: 33" in tokenizer.decode(r.sample["prompt_ids"])
@@ -197,7 +199,7 @@ def test_the_rollout_benchmark_measures_the_prefix_cache_against_its_baseline(ti
     from lis.train.rollout.bench import bench_group
     from lis.train.rollout.group import RolloutSettings
 
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=4000,
+    settings = RolloutSettings(overlong_reward=0.0, retries=2, max_prompt_tokens=20000, max_episode_tokens=4000,
                                sampling=Sampling(temperature=1.0, max_tokens=96))
     res = bench_group(tiny_model, lookup_task(0, 4242), AgentConfig(max_turns=3), base_config, settings, samples=2)
     assert res["episodes"] == 2 and len(res["turns_group"]) == 2

@@ -109,7 +109,7 @@ def _one_step_advantages(model_dir, tokenizer, task, policies, pool, retries: in
     seen: list = []
 
     def rollout_func(prompts, trainer):
-        settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, retries=retries)
+        settings = RolloutSettings(overlong_reward=0.0, max_prompt_tokens=20000, max_episode_tokens=20000, retries=retries)
         rollouts = [run_episode(task, p, AgentConfig(max_turns=4), settings, pool=pool, seed=i)
                     for i, p in enumerate(policies)]
         seen.extend(rollouts)

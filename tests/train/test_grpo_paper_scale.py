@@ -163,7 +163,7 @@ def test_the_budget_counts_the_prompt_the_episode_really_starts_with(tiny_base_d
 
     tok = AutoTokenizer.from_pretrained(tiny_base_dir)
     task, cfg = lookup_task(0, 7), AgentConfig(max_turns=5)
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, retries=0)
+    settings = RolloutSettings(overlong_reward=0.0, max_prompt_tokens=20000, max_episode_tokens=20000, retries=0)
     with SandboxPool(base_config, max_concurrent=1) as pool:
         policy = ReplayPolicy(tok, [assistant("Done.", tool_call("submit", {}, "s1"))])
         r = run_episode(task, policy, cfg, settings, pool=pool)
@@ -207,7 +207,7 @@ def test_an_infrastructure_error_before_the_policy_acted_is_retried_with_the_sam
     from lis.train.rollout.group import RolloutSettings, run_episode
 
     model = LocalHFModel.load(tiny_base_dir, name="policy", device="cpu", seed=0)
-    settings = RolloutSettings(mode="vanilla", max_prompt_tokens=4096, max_episode_tokens=48, retries=2,
+    settings = RolloutSettings(overlong_reward=0.0, mode="vanilla", max_prompt_tokens=4096, max_episode_tokens=48, retries=2,
                                sampling=Sampling(temperature=1.0, top_p=1.0, top_k=0, max_tokens=48, seed=0))
     task = lookup_task(0, 7)
     clean = run_episode(task, model, AgentConfig(), settings, seed=123)
@@ -234,7 +234,7 @@ def test_an_infrastructure_error_after_the_policy_acted_is_not_retried(tiny_base
     replay = ReplayPolicy(tok, [assistant(None, tool_call("execute_bash", {"command": "ls"}, "c1")),
                                 assistant("Done.", tool_call("submit", {}, "c2"))])
     flaky = Flaky(replay, {2})
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=20000, retries=2)
+    settings = RolloutSettings(overlong_reward=0.0, max_prompt_tokens=20000, max_episode_tokens=20000, retries=2)
     with SandboxPool(base_config, max_concurrent=1) as pool:
         r = run_episode(lookup_task(0, 7), flaky, AgentConfig(max_turns=4), settings, pool=pool)
     assert flaky.calls == 2 and r.attempts == 1, (flaky.calls, r.attempts)

@@ -77,7 +77,7 @@ def test_rollouts_through_a_started_server_equal_the_in_process_rollouts(tiny_ba
     local = LocalHFModel.load(tiny_base_dir, name="policy", device="cpu", seed=0)
     tasks = [lookup_task(i, 100 + i) for i in range(4)]
     seeds = [11, 12, 13, 14]
-    settings = RolloutSettings(max_prompt_tokens=20000, max_episode_tokens=400,
+    settings = RolloutSettings(overlong_reward=0.0, retries=2, max_prompt_tokens=20000, max_episode_tokens=400,
                                sampling=Sampling(temperature=1.0, max_tokens=24, seed=0))
     agent = AgentConfig(max_turns=3)
     with SandboxPool(base_config, max_concurrent=4) as pool:

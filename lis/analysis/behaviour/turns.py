@@ -33,10 +33,6 @@ def turn_records(rows: list[EpisodeRow]) -> Iterator[dict[str, Any]]:
             for r in rows if r.verdict is not None for t in r.verdict.per_turn)
 
 
-def turns_frame(rows: list[EpisodeRow]) -> pl.DataFrame:
-    return records_frame(turn_records(rows), TURN_SCHEMA)
-
-
 def write_turns(rows: list[EpisodeRow], path: Path) -> list[Path]:
     """The audit trail: ``path`` (JSONL, one line per turn) and the same rows as parquet beside it
     (``path`` with the suffix ``.parquet``). Returns both paths."""

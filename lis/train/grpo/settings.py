@@ -15,6 +15,7 @@ from typing import Any
 
 from lis.config.training import GrpoSection
 from lis.models.base import Sampling
+from lis.train.rollout.group import RolloutSettings
 
 # what a checkpoint does not depend on: where generation runs (in process or a vLLM server, its URL), the
 # sandbox backend, the engine's budget, the checkpoint policy, lockstep batching (the observations are the same)
@@ -33,6 +34,14 @@ def rl_sampling(g: GrpoSection, seed: int | None = None) -> Sampling:
     temperature / top-p / top-k (:func:`trl_sampling`)."""
     return Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k or 0, repetition_penalty=1.0,
                     max_tokens=g.max_tokens_per_turn, seed=seed)
+
+
+def rollout_settings(g: GrpoSection, mode: str = "sandbox") -> RolloutSettings:
+    """The rollouts' settings of a run in ``mode``: the section's budgets, reward, retries and rollout mode,
+    sampled by :func:`rl_sampling` with the section's seed."""
+    return RolloutSettings(max_prompt_tokens=g.max_prompt_tokens, max_episode_tokens=g.max_episode_tokens,
+                           overlong_reward=g.overlong_reward, retries=g.retries, mode=mode,
+                           sampling=rl_sampling(g, seed=g.seed), deterministic=g.rollout.deterministic)
 
 
 def trl_sampling(g: GrpoSection) -> dict[str, Any]:

@@ -35,12 +35,12 @@ from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.prompts import render_prompts
 from lis.config.training import GrpoSection
-from lis.train.grpo.settings import rl_sampling, trl_sampling
+from lis.train.grpo.settings import rl_sampling, rollout_settings, trl_sampling
 from lis.train.grpo.vllm_server import ServerMode
 from lis.train.lora import generation_model, lora_config, merged_model
 from lis.train.precision import resolve_precision
 from lis.train.rollout.budget import within_prompt_budget
-from lis.train.rollout.group import RolloutSettings, run_group, task_mode
+from lis.train.rollout.group import run_group, task_mode
 from lis.train.rollout.outcome import OUTCOMES
 from lis.util import progress as where_at
 from lis.util.jsonl import append_jsonl, read_jsonl
@@ -261,10 +261,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         rows.append({"prompt": msgs, "task_id": t.id})
     dataset = Dataset.from_list(rows)
     steplog = StepLog(log_path)
-    rsettings = RolloutSettings(mode=mode, max_prompt_tokens=s.max_prompt_tokens,
-                                max_episode_tokens=s.max_episode_tokens, overlong_reward=s.overlong_reward,
-                                retries=s.retries, sampling=rl_sampling(s, seed=s.seed),
-                                deterministic=s.rollout.deterministic)
+    rsettings = rollout_settings(s, mode)
     # one sampling policy: the sessions' (rl_sampling), the agent loop's per-call settings the same (a
     # call's settings override the session's), the policy model's own (no generation_config fallback)
     policy_sampling = rl_sampling(s)

@@ -322,7 +322,6 @@ def estimate(s: ModelShape, w: Workload, st: Setup) -> Plan:
     sh_w = n if st.shards_params else 1
     sh_g = n if st.shards_grads else 1
     sh_o = n if st.shards_optimizer else 1
-    on_cpu = not cuda
     w_off = st.offload_params and cuda
     o_off = st.offload_optimizer and cuda
     g_off = cuda and ((st.distributed == "fsdp" and st.offload_params) or (st.distributed == "deepspeed" and o_off))

@@ -41,11 +41,14 @@ def task_mode(task: Task, mode: str) -> str:
 
 @dataclass
 class RolloutSettings:
+    """How a group's episodes run: the grpo section's budgets, reward and retries (built from the section by
+    :func:`lis.train.grpo.settings.rollout_settings`), the run's mode and the policy's sampling."""
+
+    max_prompt_tokens: int
+    max_episode_tokens: int               # the whole multi-turn completion: sampled + environment ids
+    overlong_reward: float
+    retries: int
     mode: str = "sandbox"                 # sandbox (tools, context in files) | vanilla (LLM-RL: no tools)
-    max_prompt_tokens: int = 16384
-    max_episode_tokens: int = 65536       # the whole multi-turn completion: sampled + environment ids
-    overlong_reward: float = 0.0
-    retries: int = 2
     sampling: Any = None                  # lis.models.base.Sampling of the policy (temperature 1.0 in training)
     deterministic: bool = False           # batches by rule (lockstep slots), not by timing: run_group
 
