@@ -111,6 +111,17 @@ def _failed(record: dict[str, Any], name: str) -> str:
 
 # -- the tables --------------------------------------------------------------------------------------
 
+def renders(name: str):
+    """A table made from the latest record that ran benchmark ``name`` (``_missing`` when none did), with
+    the benchmark's failed checks under it."""
+    def made(table_of: Callable[[dict[str, Any]], str]) -> Callable[[list[dict[str, Any]]], str]:
+        def rendered(records: list[dict[str, Any]]) -> str:
+            r = latest(records, name)
+            return _missing(name) if r is None else table_of(r) + _failed(r, name)
+        return rendered
+    return made
+
+
 def t_timings(records: list[dict[str, Any]]) -> str:
     """The latest wall time of each timed command (and of `lis bench all`)."""
     times: dict[str, dict[str, Any]] = {}
@@ -196,10 +207,8 @@ def t_sandbox(records: list[dict[str, Any]]) -> str:
     return source([r for r in found.values() if r]) + "\n\n" + table(["", "Docker", "bubblewrap"], rows) + fails
 
 
-def t_serve(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "serve")
-    if r is None:
-        return _missing("serve")
+@renders("serve")
+def t_serve(r: dict[str, Any]) -> str:
     x = r["benchmarks"]["serve"]["numbers"]
     load, single, base = x.get("load", {}), x.get("single", {}), x.get("baseline_in_process") or {}
     bl = base.get("latency") or {}
@@ -222,13 +231,11 @@ def t_serve(records: list[dict[str, Any]]) -> str:
              f"{x['sandboxes_left']['after_load']} / {x['sandboxes_left']['after_sigterm']}", "—"]]
     head = ["", "`lis serve`", "baseline: the same episodes via `run_task` in-process"]
     return source([r]) + f" Load average {x.get('load_avg_1m_before')} before, {x.get('load_avg_1m_after')} after.\n\n" \
-        + table(head, rows) + _failed(r, "serve")
+        + table(head, rows)
 
 
-def t_generate(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "generate")
-    if r is None:
-        return _missing("generate")
+@renders("generate")
+def t_generate(r: dict[str, Any]) -> str:
     nums = r["benchmarks"]["generate"]["numbers"]
     rows = []
     for c in nums["cases"]:
@@ -244,13 +251,11 @@ def t_generate(records: list[dict[str, Any]]) -> str:
     head = ["model", "sequences", "one after the other", "at once", "speed-up", "decode steps (most rows, prefills)",
             "identical ids"]
     return source([r]) + f" CPU, {nums.get('torch_threads', 1)} torch thread.\n\n" + table(head, rows) \
-        + _failed(r, "generate")
+       
 
 
-def t_vllm_generate(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "vllm")
-    if r is None:
-        return _missing("vllm")
+@renders("vllm")
+def t_vllm_generate(r: dict[str, Any]) -> str:
     nums = r["benchmarks"]["vllm"]["numbers"]
     rows = [[f"{c['case']}; prompts of {c['prompt_tokens']['min']}–{c['prompt_tokens']['max']} tokens, "
              f"{c['max_new_tokens']} new", f"{_n(c['in_process']['tokens_per_s'])} tokens/s",
@@ -258,13 +263,11 @@ def t_vllm_generate(records: list[dict[str, Any]]) -> str:
             for c in nums["generate"]]
     head = ["sequences at once", "in-process engine", "vLLM (float32)", "vLLM / in-process"]
     return source([r]) + f" {nums['model']}, CPU, {nums.get('torch_threads')} torch threads.\n\n" \
-        + table(head, rows) + _failed(r, "vllm")
+        + table(head, rows)
 
 
-def t_vllm_mismatch(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "vllm")
-    if r is None:
-        return _missing("vllm")
+@renders("vllm")
+def t_vllm_mismatch(r: dict[str, Any]) -> str:
     nums = r["benchmarks"]["vllm"]["numbers"]
     rows = []
     for m in nums["mismatch"]:
@@ -277,13 +280,11 @@ def t_vllm_mismatch(records: list[dict[str, Any]]) -> str:
     head = ["vLLM dtype", "sampling", "sequences × tokens", "mean abs diff per token", "max abs diff",
             "sequence log-ratio mean [min, max]", "sequence ratio"]
     return source([r]) + f" {nums['model']}; the trainer recomputes in float32, log_softmax(logits / T).\n\n" \
-        + table(head, rows) + _failed(r, "vllm")
+        + table(head, rows)
 
 
-def t_rollout(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "rollout")
-    if r is None:
-        return _missing("rollout")
+@renders("rollout")
+def t_rollout(r: dict[str, Any]) -> str:
     x = r["benchmarks"]["rollout"]["numbers"]
     short = x.get("grpo_overrides") or {}
     turns = f", {short['max_turns']} turns of ≤ {short['max_tokens_per_turn']} tokens" if short else ""
@@ -293,13 +294,11 @@ def t_rollout(records: list[dict[str, Any]]) -> str:
              f"({_n(x.get('prefill_tokens_with_prefix_cache'))} vs {_n(x.get('prefill_tokens'))} prefill tokens)"]]
     head = ["group", "one after the other", "longest alone", "group at once", "group / longest alone",
             "speed-up", "group with the prefix cache"]
-    return source([r]) + "\n\n" + table(head, rows) + _failed(r, "rollout")
+    return source([r]) + "\n\n" + table(head, rows)
 
 
-def t_determinism(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "determinism")
-    if r is None:
-        return _missing("determinism")
+@renders("determinism")
+def t_determinism(r: dict[str, Any]) -> str:
     x = r["benchmarks"]["determinism"]["numbers"]
     ratio = x["ratio_deterministic_over_default"]
     rep = x["repeat_of_step_1"]
@@ -309,26 +308,22 @@ def t_determinism(records: list[dict[str, Any]]) -> str:
              str(rep["deterministic"]["identical"]).lower()]]
     return source([r]) + f" {x['steps']} steps of {x['episodes_per_step']} episodes ({x.get('model', '?')}); " \
         f"ratio deterministic / default **{ratio['geomean']:g}×{ci}**.\n\n" \
-        + table(["", "default mode", "deterministic mode"], rows) + _failed(r, "determinism")
+        + table(["", "default mode", "deterministic mode"], rows)
 
 
-def t_startup(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "startup")
-    if r is None:
-        return _missing("startup")
+@renders("startup")
+def t_startup(r: dict[str, Any]) -> str:
     x = r["benchmarks"]["startup"]["numbers"]
     rows = [["`lis.params` load (params.yaml, overlay, schema; validated)", f"{x['params_load_ms']:.3g} ms",
              f"{x['params_load_pure_python_ms']:.3g} ms", f"**{x['params_load_speedup']:g}×**"],
             ["the same files again, from the cache", f"{x['params_load_cached_ms']:.2g} ms", "—", "—"],
             ["`lis --help` as a process, median of 5", _s(x["lis_help_process_s"]["median"]), "—", "—"]]
     return source([r]) + "\n\n" + table(["", "libyaml (`CSafeLoader`)", "pure-Python loader (baseline)", "ratio"],
-                                        rows) + _failed(r, "startup")
+                                        rows)
 
 
-def t_plan(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "plan")
-    if r is None:
-        return _missing("plan")
+@renders("plan")
+def t_plan(r: dict[str, Any]) -> str:
     rows = r["benchmarks"]["plan"]["numbers"]["rows"]
     ratios = [x["ratio"] for x in rows]
     body = []
@@ -340,13 +335,11 @@ def t_plan(records: list[dict[str, Any]]) -> str:
                      f"{x['ratio']:.2f}", f"{x['steps_s']:.1f}"])
     head = ["model", "stage", "tokens", "checkpointing", "padded", "estimate GB", "measured GB", "ratio", "step s"]
     return source([r]) + f" Ratios {min(ratios):.2f}–{max(ratios):.2f} (GB = 10^9 bytes; step s: the two steps' " \
-        "wall time).\n\n" + table(head, body) + _failed(r, "plan")
+        "wall time).\n\n" + table(head, body)
 
 
-def t_rehearsal(records: list[dict[str, Any]]) -> str:
-    r = latest(records, "rehearsal")
-    if r is None:
-        return _missing("rehearsal")
+@renders("rehearsal")
+def t_rehearsal(r: dict[str, Any]) -> str:
     e = r["benchmarks"]["rehearsal"]
     x = e["numbers"]
     rows = [[f"sft {k}", str(v["steps"]), _s(v["wall_s"]), f"{v['loss']['final']:.3g}", "—"]
@@ -359,7 +352,7 @@ def t_rehearsal(records: list[dict[str, Any]]) -> str:
     checks = e.get("checks", [])
     return source([r]) + f" {sum(c['ok'] for c in checks)} of {len(checks)} checks held; the whole rehearsal " \
         f"{_s(x['wall_s'])}, peak RSS {x['peak_rss_mb']:,.0f} MB, {x['sandbox_backend']} sandboxes.\n\n" \
-        + table(["part", "steps", "wall time", "loss", "step (rollout)"], rows) + _failed(r, "rehearsal")
+        + table(["part", "steps", "wall time", "loss", "step (rollout)"], rows)
 
 
 TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
