@@ -63,7 +63,7 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
         STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
-        if stage_command.is_generated(stage.entry) and (stage.entry not in GENERATED or own(stage)):
+        if stage.entry not in GENERATED or own(stage):
             GENERATED[stage.entry] = stage  # the command's options: its own module's stage, else the first
         if len(words) == 1:
             top[words[0]] = stage.entry
@@ -73,11 +73,11 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
 
 
 def own(stage) -> bool:
-    """Whether ``stage`` is declared in the module its command runs (``sft`` for ``lis.stages.sft:run``)."""
-    return stage.entry.split(":")[0] == f"lis.stages.{stage.name}"
+    """Whether ``stage`` is declared in the module its command runs (``sft``, not ``sft_replicate``)."""
+    return not stage.runs
 
 
-GENERATED: dict = {}  # entry -> stage, for the stages whose command is made from their declaration
+GENERATED: dict = {}  # entry -> the stage whose declaration its command is made from
 COMMANDS, GROUPS = _commands()
 
 

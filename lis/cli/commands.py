@@ -15,7 +15,7 @@ def command_entry(cmd: str) -> str:
     stage's command line does not fit the options of the command made from its declaration."""
     entry = _runs(cmd)
     for stage in registry.stages():
-        if stage.cmd == cmd and stage_command.is_generated(stage.entry):
+        if stage.cmd == cmd:
             try:
                 stage_command.options(stage, getattr(importlib.import_module(stage.entry.split(":")[0]), "OPTIONS", ()))
             except LisError as e:

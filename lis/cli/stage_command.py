@@ -1,5 +1,5 @@
-"""The ``lis`` command of a pipeline stage, made from its declaration (every stage's ``entry`` is a stage
-module's ``run``: ``entry="lis.stages.sft:run"``; there is no command module to write).
+"""The ``lis`` command of a pipeline stage, made from its declaration: the command runs the ``run`` of the
+stage's module (or of the module named by ``runs``); there is no command module to write.
 
 Its options: each ``--option PATH`` of the declared ``cmd`` (an input when PATH is one of its ``deps``
 or the folder holding some, an output when it is one of its outputs or their folder; the declared path
@@ -29,11 +29,6 @@ from lis.stages.spec import Option, Stage
 from lis.util.log import setup_logging
 
 SHARED = ("--profile", "--log")  # given by every stage command, not inputs or outputs
-
-
-def is_generated(entry: str) -> bool:
-    """Whether a stage's command is made here: its entry is a function of a stage module."""
-    return entry.startswith("lis.stages.")
 
 
 def title(stage: Stage) -> str:

@@ -25,7 +25,6 @@ STAGE = Stage(
     priority=50,
     cmd=("lis train base --out data/models/base --context-tasks data/train/context/files.jsonl "
          "--profile ${profile} --log logs/train/base.log"),
-    entry="lis.stages.base:run",
     params=("base",),
     deps=("data/train/context/files.jsonl", "${tasks.samples_dir}"),
     outs=("data/models/base",),

@@ -33,7 +33,6 @@ STAGE = Stage(
     cmd=("lis behaviour analyse --jobs --eval-root data/eval --out data/analysis/behaviour.json "
          "--csv-dir data/analysis/behaviour --turns-out data/analysis/behaviour/turns.jsonl --profile "
          "${profile} --log logs/analysis/behaviour.log"),
-    entry="lis.stages.behaviour:run",
     params=("behaviour", "jobs"),
     deps=("data/eval",),
     outs=(

@@ -28,7 +28,6 @@ STAGE = Stage(
     title="Context tasks for RL (train split; files, prompt and math variants)",
     cmd=("lis context-tasks --out-dir data/train/context --profile ${profile} --log "
          "logs/train/context_tasks.log"),
-    entry="lis.stages.context_tasks:run",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
     outs=(

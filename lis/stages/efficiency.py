@@ -27,7 +27,6 @@ STAGE = Stage(
     cmd=("lis efficiency tokens --jobs --eval-root data/eval --out data/analysis/efficiency.json "
          "--episodes-csv data/analysis/efficiency_episodes.csv --profile ${profile} --log "
          "logs/analysis/efficiency.log"),
-    entry="lis.stages.efficiency:run",
     params=("efficiency", "jobs"),
     deps=("data/eval",),
     outs=(

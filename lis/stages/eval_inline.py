@@ -10,7 +10,7 @@ STAGE = Stage(
     foreach="${jobs.long_context_ablation}",
     cmd=("lis eval run --model ${item} --domain long_context --mode sandbox_inline --profile "
          "${profile} --log logs/eval/${item}/long_context/sandbox_inline.log"),
-    entry="lis.stages.evaluation:run",
+    runs="evaluation",
     params=("sandbox", *EVAL_PARAMS),
     deps=("data/tasks/long_context.jsonl", "data/models/${item}", "data/image/manifest.json"),
     outs=("data/eval/${item}/long_context/sandbox_inline/trajectories.jsonl",),

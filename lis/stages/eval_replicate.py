@@ -12,7 +12,7 @@ STAGE = Stage(
          "sandbox --out "
          "data/eval/replicates/r${item.replicate}/${item.model}/instruct_pretrain/sandbox --profile "
          "${profile} --log logs/replicates/r${item.replicate}/eval-${item.model}.log"),
-    entry="lis.stages.evaluation:run",
+    runs="evaluation",
     params=("sandbox", *EVAL_PARAMS),
     deps=(
         "data/tasks/instruct_pretrain.jsonl", "data/models/replicates/r${item.replicate}/${item.model}",

@@ -9,7 +9,7 @@ STAGE = Stage(
     matrix={"model": "${jobs.models}", "domain": "${jobs.domains}"},
     cmd=("lis eval run --model ${item.model} --domain ${item.domain} --mode sandbox --profile "
          "${profile} --log logs/eval/${item.model}/${item.domain}/sandbox.log"),
-    entry="lis.stages.evaluation:run",
+    runs="evaluation",
     params=("sandbox", *EVAL_PARAMS),
     deps=("data/tasks/${item.domain}.jsonl", "data/models/${item.model}", "data/image/manifest.json"),
     outs=("data/eval/${item.model}/${item.domain}/sandbox/trajectories.jsonl",),

@@ -9,7 +9,7 @@ STAGE = Stage(
     matrix={"model": "${jobs.models}", "domain": "${jobs.domains}"},
     cmd=("lis eval run --model ${item.model} --domain ${item.domain} --mode vanilla --profile "
          "${profile} --log logs/eval/${item.model}/${item.domain}/vanilla.log"),
-    entry="lis.stages.evaluation:run",
+    runs="evaluation",
     params=EVAL_PARAMS,
     deps=("data/tasks/${item.domain}.jsonl", "data/models/${item.model}"),
     outs=("data/eval/${item.model}/${item.domain}/vanilla/trajectories.jsonl",),

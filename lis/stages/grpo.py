@@ -58,7 +58,6 @@ STAGE = Stage(
     cmd=("lis train grpo --init data/models/sft --data ${item} --out data/models/grpo-${item} --logs "
          "data/train/runs/grpo-${item} --image-manifest data/image/manifest.json --profile ${profile} "
          "--log logs/train/grpo-${item}.log"),
-    entry="lis.stages.grpo:run",
     params=("grpo", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/${item}.jsonl", "data/image/manifest.json"),
     outs=("data/models/grpo-${item}",),

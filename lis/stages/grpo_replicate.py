@@ -15,7 +15,7 @@ STAGE = Stage(
          "data/models/replicates/r${item}/grpo-files --logs "
          "data/train/runs/replicates/r${item}/grpo-files --seed-offset ${item} --image-manifest "
          "data/image/manifest.json --profile ${profile} --log logs/replicates/r${item}/grpo-files.log"),
-    entry="lis.stages.grpo:run",
+    runs="grpo",
     params=("grpo", "agent", "sandbox"),
     deps=("data/models/replicates/r${item}/sft", "data/train/context/files.jsonl", "data/image/manifest.json"),
     outs=("data/models/replicates/r${item}/grpo-files",),

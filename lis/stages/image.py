@@ -23,7 +23,6 @@ STAGE = Stage(
     name="image",
     title="Sandbox image (profile ${profile})",
     cmd="lis image build --profile ${profile} --out data/image/manifest.json --log logs/image.log",
-    entry="lis.stages.image:run",
     params=("image",),
     deps=("${image.context}",),
     outs=("data/image/manifest.json",),

@@ -10,7 +10,7 @@ STAGE = Stage(
     cmd=("lis train grpo --mode vanilla --init data/models/sft --data files --out data/models/llm-rl "
          "--logs data/train/runs/llm-rl --image-manifest data/image/manifest.json --profile ${profile} "
          "--log logs/train/llm-rl.log"),
-    entry="lis.stages.grpo:run",
+    runs="grpo",
     params=("grpo", "llm_rl", "agent", "sandbox"),
     deps=("data/models/sft", "data/train/context/files.jsonl", "data/image/manifest.json"),
     outs=("data/models/llm-rl",),

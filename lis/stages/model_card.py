@@ -27,7 +27,6 @@ STAGE = Stage(
     foreach="${jobs.external}",
     cmd=("lis model card --model ${item} --out data/models/${item} --profile ${profile} --log "
          "logs/models/${item}.log"),
-    entry="lis.stages.model_card:run",
     params=("models",),
     outs=("data/models/${item}",),
 )

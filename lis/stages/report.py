@@ -25,7 +25,6 @@ STAGE = Stage(
     inputs="lis.pipeline.rule_inputs:report",
     cmd=("lis report --profile ${profile} --image-manifest data/image/manifest.json --eval-root "
          "data/eval --out paper_figures --log logs/report.log"),
-    entry="lis.stages.report:run",
     params=("report", "jobs", "models", "tasks"),
     deps=(
         "data/image/manifest.json", "data/reference/paper_numbers.yaml", "data/reference/design_tables.yaml",

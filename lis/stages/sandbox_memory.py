@@ -25,7 +25,6 @@ STAGE = Stage(
     title="Memory of an idle and a busy sandbox",
     cmd=("lis bench memory --image-manifest data/image/manifest.json --out "
          "data/bench/sandbox_memory.json --profile ${profile} --log logs/bench/sandbox_memory.log"),
-    entry="lis.stages.sandbox_memory:run",
     params=("sandbox_memory", "sandbox", "image"),
     deps=("data/image/manifest.json",),
     metrics=("data/bench/sandbox_memory.json",),

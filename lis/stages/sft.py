@@ -26,7 +26,6 @@ STAGE = Stage(
     threads="sft.threads",
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/sft --profile ${profile} --log logs/train/sft.log"),
-    entry="lis.stages.sft:run",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
     outs=("data/models/sft",),

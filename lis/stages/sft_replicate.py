@@ -17,7 +17,7 @@ STAGE = Stage(
     cmd=("lis train sft --base data/models/base --data data/train/teacher/trajectories.jsonl --out "
          "data/models/replicates/r${item}/sft --seed-offset ${item} --profile ${profile} --log "
          "logs/replicates/r${item}/sft.log"),
-    entry="lis.stages.sft:run",
+    runs="sft",
     params=("sft",),
     deps=("data/models/base", "data/train/teacher/trajectories.jsonl"),
     outs=("data/models/replicates/r${item}/sft",),

@@ -79,8 +79,9 @@ class Stage:
     """The stage's name: its ``dvc.yaml`` stage and its Snakemake rule."""
     cmd: str
     """The command line, with ``dvc.yaml``'s ``${...}`` placeholders."""
-    entry: str
-    """``module:function`` of the command it runs (``lis pipeline check`` checks it against the CLI)."""
+    runs: str = ""
+    """The stage module whose ``run`` its command runs, when not its own (``evaluation``: the four
+    evaluation stages run ``lis eval run``, made from lis/stages/evaluation.py)."""
     params: tuple[str, ...] = ()
     """The params sections it reads, in order; a section only params.yaml may set (``jobs``) is tracked
     there alone, every other one in params.yaml and in the profile overlay. Empty: it reads no params."""
@@ -107,6 +108,11 @@ class Stage:
     that other stages fill (``data/eval``): DVC hashes such a folder, Snakemake needs each file."""
     comment: tuple[str, ...] = ()
     """Comment lines written above the stage in ``dvc.yaml`` and its rule."""
+
+    @property
+    def entry(self) -> str:
+        """``module:function`` of the command it runs (``lis pipeline check`` checks it against the CLI)."""
+        return f"lis.stages.{self.runs or self.name}:run"
 
     @property
     def command_words(self) -> tuple[str, ...]:

@@ -19,7 +19,6 @@ STAGE = Stage(
     cmd=("lis efficiency storage --quoted data/reference/storage_quoted.yaml --image-manifest "
          "data/image/manifest.json --memory data/bench/sandbox_memory.json --out "
          "data/analysis/storage.json --log logs/analysis/storage.log"),
-    entry="lis.stages.storage:run",
     deps=("data/reference/storage_quoted.yaml", "data/image/manifest.json", "data/bench/sandbox_memory.json"),
     outs=("data/analysis/storage.json",),
 )

@@ -37,7 +37,6 @@ STAGE = Stage(
     foreach="${jobs.domains}",
     cmd=("lis tasks --domain ${item} --profile ${profile} --out data/tasks/${item}.jsonl --log "
          "logs/tasks/${item}.log"),
-    entry="lis.stages.tasks:run",
     params=("tasks",),
     deps=("${tasks.samples_dir}",),
     outs=("data/tasks/${item}.jsonl", "data/tasks/${item}.manifest.json"),

@@ -40,7 +40,6 @@ STAGE = Stage(
     priority=50,
     cmd=("lis train teacher --out data/train/teacher --context-tasks data/train/context/files.jsonl "
          "--image-manifest data/image/manifest.json --profile ${profile} --log logs/train/teacher.log"),
-    entry="lis.stages.teacher:run",
     params=("teacher", "agent", "sandbox", "models"),
     deps=("data/train/context/files.jsonl", "data/image/manifest.json", "${tasks.samples_dir}"),
     outs=("data/train/teacher/trajectories.jsonl", "data/train/teacher/manifest.json"),

@@ -31,7 +31,6 @@ STAGE = Stage(
     inputs="lis.pipeline.rule_inputs:throughput",
     cmd=("lis throughput --image-manifest data/image/manifest.json --tasks-dir data/tasks --out "
          "data/bench/throughput.json --profile ${profile} --log logs/bench/throughput.log"),
-    entry="lis.stages.throughput:run",
     params=("throughput", "models", "agent", "sandbox", "image"),
     deps=("data/tasks", "data/models/${throughput.model}", "data/image/manifest.json"),
     metrics=("data/bench/throughput.json",),

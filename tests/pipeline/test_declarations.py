@@ -177,10 +177,10 @@ def test_each_stage_entry_is_the_function_its_command_runs(tmp_path):
     assert check.entry_problems(ROOT, command_entry) == []
     copy = tmp_path / "lis" / "stages"
     shutil.copytree(ROOT / "lis" / "stages", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = copy / "sft.py"
-    path.write_text(path.read_text().replace('entry="lis.stages.sft:run"', 'entry="lis.cli.view:view"'))
+    path = copy / "sft_replicate.py"  # `lis train sft` runs lis/stages/sft.py: a replicate cannot run grpo's
+    path.write_text(path.read_text().replace('runs="sft"', 'runs="grpo"'))
     assert check.entry_problems(tmp_path, command_entry) == [
-        "stage sft: entry lis.cli.view:view but its command runs lis.stages.sft:run"]
+        "stage sft_replicate: entry lis.stages.grpo:run but its command runs lis.stages.sft:run"]
 
 
 def test_a_command_line_that_does_not_fit_the_declared_options_is_named():
