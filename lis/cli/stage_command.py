@@ -37,8 +37,8 @@ def title(stage: Stage) -> str:
 
 
 def options(stage: Stage, declared=()) -> list[Option]:
-    """The options of the stage's command: the module's ``declared`` ones (``OPTIONS``), then an input or
-    output option for each ``--option PATH`` of its command line that is not declared."""
+    """The options of the stage's command: an input or output option for each ``--option PATH`` of its
+    command line that is not declared, then the module's ``declared`` ones (``OPTIONS``)."""
     words = stage.cmd.split()[len(stage.command_words):]
     known = {flag: o for o in declared for flag in o.flags.split()}
     outputs = {*stage.outs, *stage.metrics, *(p.path for p in stage.plots)}
