@@ -15,8 +15,8 @@
 #
 # With the device tool (docs/training.md, "Ready for a GPU"): fetch here, then
 #   run(command="bash scripts/gpu-check.sh", carry=[".gpu-wheels"], timeout_s=600)
-# What travels: lis itself (the working tree) and the wheels of scripts/gpu-wheels.txt (about 5 MB: TRL,
-# datasets, the scorers' packages); the image's own torch, transformers, accelerate and Lightning are used.
+# What travels: lis itself (the working tree) and the wheels of scripts/gpu-wheels.txt (about 9 MB: TRL,
+# datasets, the scorers' packages, pydantic); the image's own torch, transformers, accelerate and Lightning are used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=.gpu-wheels
@@ -48,9 +48,9 @@ case "${1:-run}" in
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
     if [ "${1:-run}" = paper ]; then
       shift
-      python3 scripts/gpu_check.py --device cuda --paper --vllm --out "${OUT:-.}/gpu-check-paper.json" "$@"
-    else
-      python3 scripts/gpu_check.py --device cuda --out "${OUT:-.}/gpu-check.json"
+      exec python3 scripts/gpu_check.py --device cuda --paper --vllm --out "${OUT:-.}/gpu-check-paper.json" "$@"
+    else  # exec: a time limit's SIGTERM reaches the check, which then writes what it measured
+      exec python3 scripts/gpu_check.py --device cuda --out "${OUT:-.}/gpu-check.json"
     fi ;;
   *) echo "usage: bash scripts/gpu-check.sh [fetch|run|paper|self-test]" >&2; exit 2 ;;
 esac

@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -133,12 +134,11 @@ def sft_steps(base: Path, work: Path, accelerator: str, steps: int = 60) -> dict
 
 
 def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: int = 2, device: str = "cuda",
-                config: Path = ROOT / "data/model_configs/qwen3-4b-instruct-2507.json") -> dict:
+                config: Path = ROOT / "data/model_configs/qwen3-4b-instruct-2507.json", out: dict | None = None) -> dict:
     """The paper-shape check (module doc): peak memory against the plan, tokens per second. On the CPU
     (``--device cpu``, with a small ``--config``) it runs the same code as a self-test; memory is then
-    the process's peak RSS."""
-    import resource
-
+    the process's peak RSS. ``out`` is filled as the check goes (the plan before training, each finished
+    step after it), so a run stopped by an error or a time limit still reports what it measured."""
     import torch
 
     from lis.agent import AgentConfig
@@ -158,8 +158,9 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
                          dtype="bfloat16" if cuda else "float32", device=device)
     if cuda:
         torch.cuda.empty_cache()
-    out = {"model_config": str(Path(config).relative_to(ROOT)) if Path(config).is_relative_to(ROOT) else str(config),
-           "model_params": built["params"], "build_s": round(time.perf_counter() - t0, 1)}
+    out = {} if out is None else out
+    out.update({"model_config": str(Path(config).relative_to(ROOT)) if Path(config).is_relative_to(ROOT)
+                else str(config), "model_params": built["params"], "build_s": round(time.perf_counter() - t0, 1)})
     tok = AutoTokenizer.from_pretrained(work / "tok")
     line = "The archive of the river town lists its markets, bridges, mills and their keepers by year."
     per_line = max(1, len(tok(line + "\n", add_special_tokens=False)["input_ids"]))
@@ -175,17 +176,35 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
     s = load(ROOT, profile="full").settings(  # generating in the training process (vLLM: vllm_step)
         "grpo", vllm={"mode": "none"}, steps=steps, max_prompt_tokens=prompt_len + 16,
         max_tokens_per_turn=completion_tokens, max_episode_tokens=completion_tokens, max_turns=1, save_every=1000,
-        precision={"bf16": cuda, "gradient_checkpointing": True}, threads=0 if cuda else 2)
+        precision={"bf16": cuda, "gradient_checkpointing": True}, threads=0 if cuda else 2,
+        checkpoints={"keep": 1, "optimizer": False})  # the end-of-run checkpoint, weights only: a 64 GB disk
+    # holds the model (bf16), that checkpoint and the trained model (float32 master weights), not AdamW's moments
     shape = read_shape(work / "qwen3-4b")
     capacity = torch.cuda.get_device_properties(0).total_memory / 1e9 if cuda else 24.0
-    plan = plan_stage(shape, "grpo", s, from_env({}, capacity_gb=capacity, device=device))
+    estimate = plan_stage(shape, "grpo", s, from_env({}, capacity_gb=capacity, device=device)).as_dict()
+    out.update({
+        "prompt_tokens": prompt_len, "completion_tokens": completion_tokens, "episodes_per_step": s.group_batch,
+        "plan": {k: estimate[k] for k in ("peak_gb", "peak_phase", "phases_gb", "margin_gb", "dtypes")},
+        "plan_terms_gb": {t["key"]: t["gpu_gb"] for t in estimate["terms"] if t["counted"]}})
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
-    summary = train_grpo(work / "qwen3-4b", tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None,
-                         mode="vanilla", ckpt_dir=work / "grpo-ckpt", log_path=work / "grpo-ckpt" / "steps.jsonl")
-    wall = time.perf_counter() - t0
-    rows = StepLog(work / "grpo-ckpt" / "steps.jsonl").rows()
+    try:
+        summary = train_grpo(work / "qwen3-4b", tasks, work / "grpo", s, agent_cfg=AgentConfig(), pool=None,
+                             mode="vanilla", ckpt_dir=work / "grpo-ckpt",
+                             log_path=work / "grpo-ckpt" / "steps.jsonl")
+        out["steps"] = summary["steps"]
+    finally:  # what was measured, also when training stopped early
+        _measured(out, StepLog(work / "grpo-ckpt" / "steps.jsonl").rows(), time.perf_counter() - t0, prompt_len,
+                  estimate["peak_gb"], cuda)
+    return out
+
+
+def _measured(out: dict, rows: list[dict], wall: float, prompt_len: int, est_total: float, cuda: bool) -> None:
+    import resource
+
+    import torch
+
     if cuda:
         peak = torch.cuda.max_memory_allocated() / 1e9      # GB = 10^9 bytes, as lis train plan
         reserved = torch.cuda.max_memory_reserved() / 1e9
@@ -193,14 +212,9 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
         peak = reserved = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
     gen_tokens = [r["episodes"] * r["episode_tokens_mean"] for r in rows]
     train_tokens = [r["episodes"] * (prompt_len + r["episode_tokens_mean"]) for r in rows]
-    estimate = plan.as_dict()
-    est_total = estimate["peak_gb"]
     out.update({
-        "prompt_tokens": prompt_len, "completion_tokens": completion_tokens, "steps": summary["steps"],
-        "episodes_per_step": s.group_batch, "wall_s": round(wall, 1),
+        "steps_logged": len(rows), "wall_s": round(wall, 1),
         "peak_allocated_gb": round(peak, 2), "peak_reserved_gb": round(reserved, 2),
-        "plan": {k: estimate[k] for k in ("peak_gb", "peak_phase", "phases_gb", "margin_gb", "dtypes")},
-        "plan_terms_gb": {t["key"]: t["gpu_gb"] for t in estimate["terms"] if t["counted"]},
         "peak_over_plan": round(peak / est_total, 3) if est_total else None,
         "generation_tokens_per_s": [round(t / r["rollout_s"], 1) for t, r in zip(gen_tokens, rows)],
         "training_tokens_per_s": [round(t / max(1e-9, r["step_s"] - r["rollout_s"]), 1)
@@ -208,7 +222,6 @@ def paper_shape(work: Path, prompt_tokens: int, completion_tokens: int, steps: i
         "per_step": [{k: r.get(k) for k in ("step", "rollout_s", "step_s", "loss_value", "grad_norm",
                                             "is_ratio_min", "is_ratio_max", "outcomes", "loss_calls_eval_mode")}
                      for r in rows]})
-    return out
 
 
 def vllm_step(work: Path, device: str, config: Path, completion_tokens: int, group: int = 64) -> dict:
@@ -275,19 +288,24 @@ def main() -> int:
         return 2
     if args.device == "cpu":  # make every stage below run on the CPU, as it would on a machine without CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+    def stopped(signum, frame):  # a time limit (timeout's SIGTERM): the check in progress ends with what it has
+        raise TimeoutError("stopped by SIGTERM (a time limit)")
+
+    signal.signal(signal.SIGTERM, stopped)
     result = {"device": args.device, "python": platform.python_version(), "torch": torch.__version__,
               "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.paper:
         with tempfile.TemporaryDirectory(prefix="lis-gpu-paper-") as tmp:
+            result["paper"] = {}
             try:
-                result["paper"] = paper_shape(Path(tmp), args.prompt_tokens, args.completion_tokens,
-                                              device=args.device, config=args.config)
+                paper_shape(Path(tmp), args.prompt_tokens, args.completion_tokens, device=args.device,
+                            config=args.config, out=result["paper"])
             except Exception as e:  # noqa: BLE001 - report what failed with what was measured
-                peak = torch.cuda.max_memory_allocated() / 1e9 if args.device == "cuda" else None
-                result["paper"] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
-                                   "peak_allocated_gb": peak}
-            if args.vllm:
+                result["paper"]["error"] = f"{type(e).__name__}: {' '.join(str(e).split())[:600]}"
+            args.out.write_text(json.dumps(result, indent=1) + "\n")
+            if args.vllm and not result["paper"].get("error", "").startswith("TimeoutError"):
                 try:
                     result["vllm"] = vllm_step(Path(tmp), args.device, args.config, args.completion_tokens)
                 except Exception as e:  # noqa: BLE001 - report what failed with what was measured
@@ -314,6 +332,9 @@ def main() -> int:
             except Exception as e:  # noqa: BLE001 - one failed check still reports the others
                 result[name] = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"}
             print(f"gpu-check: {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            args.out.write_text(json.dumps(result, indent=1) + "\n")   # what is done survives a time limit
+            if isinstance(result[name], dict) and result[name].get("error", "").startswith("TimeoutError"):
+                break
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
     return 1 if any("error" in result.get(k, {}) for k in ("engine", "grpo", "sft")) else 0

@@ -92,6 +92,29 @@ def test_a_checkpoint_the_disk_cannot_take_is_refused_in_one_line(tmp_path):
     assert "grpo.checkpoints.optimizer: false" in e.value.hint
 
 
+def test_a_trained_model_the_disk_cannot_take_is_refused_before_the_write(tmp_path):
+    """The final write of the trained model is checked too (a 4B model's float32 weights after a checkpoint
+    with optimizer state filled a 57 GB disk mid-write): one line, before any file is written."""
+    import shutil
+
+    import torch
+
+    from lis.errors import LisError
+    from lis.train.grpo.checkpoints import require_model_room
+
+    def model(n: int) -> torch.nn.Module:
+        m = torch.nn.Module()
+        m.w = torch.nn.Parameter(torch.empty(n, device="meta"))   # a size without the memory
+        return m
+
+    free = shutil.disk_usage(tmp_path).free
+    require_model_room(tmp_path / "out", model(1 << 20))
+    with pytest.raises(LisError) as e:
+        require_model_room(tmp_path / "out", model(free // 4 + (1 << 30)))
+    assert "no room for the trained model" in str(e.value) and "\n" not in str(e.value)
+    assert not any((tmp_path / "out").iterdir())
+
+
 # -- 4. importance sampling is explicit --------------------------------------------------------------------
 def test_server_mode_leaves_importance_sampling_to_the_param():
     """In vLLM server mode TRL's own correction is off (before: TRL's default, on, sequence_mask, C_max 3:

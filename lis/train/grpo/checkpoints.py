@@ -37,11 +37,27 @@ def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
 
 def require_disk(folder: str | Path, need: int, *, step: int, keep: int) -> None:
     """Raise LisError when ``folder``'s filesystem has less free space than one checkpoint needs."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(folder).free
+    free = _free(folder)
     if free < need:
         raise LisError(f"grpo: no room for checkpoint {step}: it needs {need / 2**30:.1f} GB, {free / 2**30:.1f} GB "
                        f"are free in {folder} (the earlier checkpoints are kept; the run resumes from the last)",
                        f"free disk space, or set grpo.checkpoints.optimizer: false (weights only) or "
                        f"grpo.checkpoints.keep below {keep}")
+
+
+def require_model_room(folder: str | Path, model: Any) -> None:
+    """Raise LisError when ``folder``'s filesystem cannot take the trained model (all its weights as saved),
+    before the final write starts rather than mid-write; the last checkpoint stays, so a re-run resumes from
+    it and only writes the model."""
+    need = sum(p.numel() * p.element_size() for p in model.parameters()) + MARGIN_BYTES
+    free = _free(folder)
+    if free < need:
+        raise LisError(f"grpo: no room for the trained model: it needs {need / 2**30:.1f} GB, {free / 2**30:.1f} GB "
+                       f"are free in {folder} (the last checkpoint is kept; a re-run resumes from it and writes the "
+                       f"model)", "free disk space, or write the stage's output on a larger disk")
+
+
+def _free(folder: str | Path) -> int:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return shutil.disk_usage(folder).free

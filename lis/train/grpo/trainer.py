@@ -35,6 +35,7 @@ from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.prompts import render_prompts
 from lis.config.training import GrpoSection
+from lis.train.grpo.checkpoints import require_model_room
 from lis.train.grpo.settings import rl_sampling, rollout_settings, trl_sampling
 from lis.train.grpo.vllm_server import ServerMode
 from lis.train.lora import generation_model, lora_config, merged_model
@@ -409,6 +410,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     t0 = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0
+    require_model_room(out, acc.unwrap_model(trainer.model))
     if peft_config is not None:  # the adapters merged into the base: a plain model for evaluation and serving
         if acc.is_main_process:
             merged_model(acc.unwrap_model(trainer.model)).save_pretrained(str(out))
