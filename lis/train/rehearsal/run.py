@@ -183,8 +183,6 @@ def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_
 
 
 def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: int, report) -> dict[str, Any]:
-    import math
-
     s = sft_settings(params, rank, threads)
     m = train_sft(model_dir, sft_records(tasks), out, s, ckpt_dir=out.parent / f".ckpt-{out.name}")
     losses = m["loss"]
