@@ -34,9 +34,8 @@ class LengthBatches(torch.utils.data.Dataset):
 
 class FromStep(torch.utils.data.Sampler):
     """Steps ``start`` .. ``steps`` - 1, while its length is the whole run's: Lightning, resuming at
-    ``start``, counts the batches already done in the epoch, and ends the epoch at this length. (A loader of
-    only the remaining batches ended the epoch early, and the next one began again at ``start``: a run
-    resumed before its middle trained on some batches twice and never on others.)"""
+    ``start``, counts the batches already done in the epoch (with only the remaining batches the epoch
+    would end early and the next begin again at ``start``, training some batches twice)."""
 
     def __init__(self, steps: int, start: int = 0):
         self.steps, self.start = steps, start
@@ -82,19 +81,17 @@ def _keep(batch: list[Example]) -> list[Example]:
 class SFTModule(pl.LightningModule):
     """AdamW with a linear warm-up then linear decay (to 5% of the peak) over ``total_steps``."""
 
-    def __init__(self, model: Any, lr: float, total_steps: int, warmup_steps: int, weight_decay: float = 0.0,
-                 grad_clip: float = 1.0):
+    def __init__(self, model: Any, lr: float, total_steps: int, warmup_steps: int, weight_decay: float = 0.0):
         super().__init__()
         self.model = model
         self.lr, self.total_steps, self.warmup_steps = lr, total_steps, max(1, warmup_steps)
-        self.weight_decay, self.grad_clip = weight_decay, grad_clip
+        self.weight_decay = weight_decay
         self.losses: list[float] = []
         self.ranks: list[dict[str, Any]] = []  # per process (DDP): steps and first/last loss, gathered at the end
 
     def transfer_batch_to_device(self, batch: list[Example], device: torch.device, dataloader_idx: int) -> list[Example]:
-        """The batch as it is: :func:`batch_loss` builds its tensors on the model's device. Lightning's default
-        walks the collection and copies each :class:`Example` with its lists of ids, element by element:
-        ~80 ms a step of the smoke SFT's ~170 ms (cProfile of 150 steps, 2026-11-28), for nothing."""
+        """The batch as it is: :func:`batch_loss` builds its tensors on the model's device, and Lightning's
+        default would copy every :class:`Example`'s lists of ids element by element, for nothing."""
         return batch
 
     def training_step(self, batch: list[Example], batch_idx: int) -> torch.Tensor:
