@@ -4,13 +4,10 @@
     model = generation_model(trainer_model)       # the model whose forward applies the adapters
     merged = merged_model(trainer_model)          # what is written for evaluation and serving
 
-Rank 0 trains every weight. Rank r > 0 trains low-rank adapters on ``target_modules`` (all of a
-Qwen3 layer's projections by default) with scaling ``alpha / r``; the base stays frozen (held in
-bf16 when ``precision.bf16``). The model a stage writes is always a plain transformers model — the
-adapters merged into the base weights — so evaluation, serving and the next stage load it like any
-other; checkpoints hold the adapters (and their optimizer state) only. The paper trains every
-weight; LoRA is the knob that fits Qwen3-4B's RL on one GPU without offload (``lis train plan``),
-and it usually wants a larger learning rate than full fine-tuning (LoRA papers use ~10x).
+Rank 0 trains every weight (as the paper). Rank r > 0 trains adapters on ``target_modules`` with
+scaling ``alpha / r``; the base stays frozen (in bf16 when ``precision.bf16``). A stage always writes a
+plain transformers model, the adapters merged, so evaluation, serving and the next stage load it like
+any other; checkpoints hold the adapters only. LoRA usually wants a larger learning rate.
 """
 from __future__ import annotations
 

@@ -7,38 +7,27 @@
     trainer.train()
     factory.close()          # or at interpreter exit: no sandbox is left behind either way
 
-TRL 1.16 builds one environment instance per rollout, calls ``reset(**row)`` with every dataset
-column, exposes every public method as a tool (its schema from the type hints and the Google
-docstring), runs the model's tool calls against them, and asks ``get_reward()`` once the rollout
-ends. :class:`SandboxEnvironment`'s public methods are exactly the paper's three tools —
-``execute_bash``, ``str_replace_editor``, ``submit`` — with the schemas of
-:mod:`lis.agent.tools.schemas` (names, parameters, enum, required), and their observations are
-our agent loop's, byte for byte (:func:`lis.agent.tools.dispatch.execute_tool_call`), with
-"Steps Remaining: N" after each. ``reset`` takes a fresh sandbox from a pool (one per process and
-sandbox configuration) and places the task's files as an evaluation does; ``get_reward`` reads the
-answer file (as it was at ``submit``, else at the end) and scores it with our scorer on the host.
+TRL builds one environment per rollout, calls ``reset(**row)`` with the dataset's columns, exposes
+every public method as a tool (schema from the type hints and Google docstring) and asks
+``get_reward()`` when the rollout ends. :class:`SandboxEnvironment`'s public methods are exactly the
+paper's three tools with the schemas of :mod:`lis.agent.tools.schemas`, and their observations are our
+agent loop's (:func:`lis.agent.tools.dispatch.execute_tool_call`) plus "Steps Remaining: N".
+``reset`` takes a fresh sandbox from a per-process pool and places the task's files; ``get_reward``
+scores the answer file (as at ``submit``, else at the end) on the host.
 
-No sandbox is left behind although TRL has no teardown hook: the sandbox goes back to the pool
-(destroyed) in ``get_reward`` and in the next ``reset``; the pools are closed by
-:meth:`SandboxEnvironmentFactory.close`, at interpreter exit, and every sandbox carries the
-``lis.managed`` labels that ``lis sandbox cleanup`` sweeps. The factory and its environments pickle
-(TRL's async trainer ships them to workers): an environment pickles without its live sandbox, and a
-pool is opened lazily in whichever process first needs one.
+TRL has no teardown hook, so the sandbox goes back to the pool in ``get_reward`` and in the next
+``reset``, the pools close in :meth:`SandboxEnvironmentFactory.close` or at exit, and every sandbox
+carries the ``lis.managed`` labels ``lis sandbox cleanup`` sweeps. Factory and environments pickle
+(TRL's async trainer ships them to workers) without their live sandbox; pools open lazily.
 
-A process holds at most ``max_sandboxes`` at once (one per environment, from its ``reset`` to its
-``get_reward`` or next ``reset``). A ``reset`` that finds them all held waits ``acquire_timeout_s``
-(default 600 s) for one to come back, then raises a one-line LisError naming the limit and the fix
-(raise ``max_sandboxes`` to the rollouts a process runs at once, or run fewer at once): TRL resets a
-batch's environments one after another in one thread, so with fewer sandboxes than rollouts the
-wait would otherwise never end.
+A process holds at most ``max_sandboxes``. TRL resets a batch's environments one after another in one
+thread, so with fewer sandboxes than rollouts a ``reset`` would wait forever: it waits
+``acquire_timeout_s``, then raises a one-line LisError naming the limit and the fix.
 
-How this differs from ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md): TRL
-re-renders the tool results through the chat template and appends those ids (ours are the ids of
-the template's text for exactly the new messages, checked against a full render); ``submit`` cannot
-end a TRL rollout (the model ends it by answering without a tool call; a call after ``submit`` is
-refused); TRL runs the tool calls of all rollouts one after another in one thread; and the
-episode's budget is TRL's ``max_tool_calling_iterations`` / ``max_completion_length`` (an over-long
-episode is not set to reward 0).
+Unlike ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md), TRL re-renders tool
+results through the chat template, ``submit`` cannot end a TRL rollout (a call after it is refused),
+tool calls run one rollout after another, and the budget is TRL's ``max_tool_calling_iterations`` /
+``max_completion_length`` (an over-long episode is not set to reward 0).
 """
 from __future__ import annotations
 

@@ -3,19 +3,16 @@
     train_grpo(init_dir, tasks, out_dir, settings, agent_cfg=..., pool=..., mode="sandbox",
                ckpt_dir=..., log_path=...)
 
-TRL's ``rollout_func`` hook gets each generation batch's prompts (every prompt repeated
-``samples_per_prompt`` times); we run all of those episodes at once (:func:`run_group`: our
-loop, tools, prompts, answer file and scorer, in real sandboxes, each turn batched across the
-episodes by the policy's engine) and hand TRL, per episode, the prompt ids, the completion ids
-(sampled + environment), the sampled log-probs and the environment mask. TRL's own tool loop
-(which executes tools one rollout after another) is not used. One generation batch makes one
-optimizer step (on-policy, as the paper). Checkpoints every ``save_every`` steps go to
-``ckpt_dir`` (outside the stage's outputs); a re-run resumes from the last one.
+TRL's ``rollout_func`` gets each generation batch's prompts (each repeated ``samples_per_prompt``
+times); we run all those episodes at once (:func:`run_group`: our loop, tools, prompts and scorer in
+real sandboxes, turns batched by the policy's engine) and hand TRL per episode the prompt ids, the
+completion ids (sampled + environment), the sampled log-probs and the environment mask. TRL's own tool
+loop (one rollout after another) is not used. One generation batch makes one optimizer step
+(on-policy). Checkpoints go to ``ckpt_dir`` (outside the stage's outputs); a re-run resumes from the last.
 
-Several processes (``accelerate launch --num_processes N``): TRL hands each rank its share of the
-generation batch (the global batch stays ``prompts_per_step × samples_per_prompt``); each rank runs
-only its own episodes in its own sandbox pool, seeded by their global index (no episode twice), the
-step's statistics are gathered from every rank, and rank 0 alone writes the step log and the model.
+Under ``accelerate launch --num_processes N`` each rank runs its share of the batch in its own sandbox
+pool, seeded by the episodes' global index; the step's statistics are gathered from every rank and
+rank 0 alone writes the step log and the model.
 """
 from __future__ import annotations
 

@@ -14,31 +14,19 @@
                                           # NCCL push into vLLM; CUDA, vLLM installed here) | files (lis saves
                                           # them, the server reloads them: vLLM's reload RPC or lis's ChatServer)
 
-What changes in server mode: TRL is configured with ``use_vllm=True, vllm_mode="server"`` and pushes
-the policy's weights to the server before every generation batch (it does so before calling our
-``rollout_func``; its weight transfer needs vLLM installed in the training environment). The
-episodes are the same episodes (:func:`lis.train.rollout.group.run_group`, token-exact sessions):
-only the engine behind the policy changes, from the in-process batching engine to
-:class:`~lis.models.vllm_tokens.VLLMTokenEngine` — prompt token ids in, sampled ids and their
-log-probabilities out, the server batching the concurrent episodes' turns. The policy's chat
-template, stop ids and tool-call parser stay the training model's (:class:`LocalHFModel` over the
-same tokenizer), so nothing is re-tokenised.
+The episodes are the same (:func:`lis.train.rollout.group.run_group`, token-exact); only the engine
+behind the policy changes to :class:`~lis.models.vllm_tokens.VLLMTokenEngine` (token ids in, sampled
+ids and log-probabilities out). The chat template, stop ids and tool-call parser stay the training
+model's, so nothing is re-tokenised. ``command`` placeholders: ``{model}`` the start model's folder,
+``{port}`` the port of ``base_url``; it runs through :mod:`lis.util.server_process` (a server that
+already answers is reused and left running).
 
-``command`` placeholders: ``{model}`` is the start model's folder (absolute), ``{port}`` the port of
-``base_url``. The server is started through :mod:`lis.util.server_process` (a server that already
-answers is reused and left running; one lis started is stopped when the stage ends, on errors and on
-SIGINT/SIGTERM too).
-
-``sync: files`` works without vLLM in the training process and on vLLM's CPU build: TRL is not told
-about the server; before every generation batch rank 0 writes the policy's weights (adapters merged,
-for LoRA) to one safetensors file and has the server load them. A vLLM server (``owned_by: vllm`` in
-``/v1/models``) reloads them in place through its weight-reload RPC (``POST /collective_rpc``
-``reload_weights`` with the folder, then ``POST /reset_prefix_cache`` so that no cached prefix of the
-old weights is reused); it must run with ``VLLM_SERVER_DEV_MODE=1``, which exposes those routes (keep
-such a server off public networks). lis's own :class:`lis.models.server.ChatServer` (the stand-in of
-the rehearsal) takes ``POST /lis/load_weights``. It costs a write and a read of the weights per step
-(seconds for 4B on a local NVMe disk) and needs a filesystem both see. TRL's NCCL push (``sync: trl``)
-needs CUDA on both sides.
+``sync: trl``: TRL pushes the weights over NCCL before calling our ``rollout_func`` (CUDA on both
+sides, vLLM installed here). ``sync: files``: TRL is not told about the server; before every generation
+batch rank 0 writes the weights (LoRA merged) to one safetensors file and has the server load it — a
+vLLM server through its weight-reload RPC then ``/reset_prefix_cache`` (it must run with
+``VLLM_SERVER_DEV_MODE=1``, which exposes those routes: keep it off public networks), lis's
+:class:`lis.models.server.ChatServer` through ``POST /lis/load_weights``. It needs a filesystem both see.
 """
 from __future__ import annotations
 

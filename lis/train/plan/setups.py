@@ -146,10 +146,8 @@ def plain(gpus: int = 1, *, gpu_memory_gb: float | None = None, cpu_memory_gb: f
 
 def from_env(env: Mapping[str, str], *, capacity_gb: float, device: str,
              cpu_capacity_gb: float | None = None) -> Setup:
-    """The setup ``accelerate launch`` (1.15) told this process through its environment: WORLD_SIZE,
-    ACCELERATE_USE_FSDP + FSDP_SHARDING_STRATEGY / FSDP_OFFLOAD_PARAMS, ACCELERATE_USE_DEEPSPEED +
-    ACCELERATE_DEEPSPEED_ZERO_STAGE / ACCELERATE_DEEPSPEED_OFFLOAD_{PARAM,OPTIMIZER}_DEVICE,
-    ACCELERATE_MIXED_PRECISION. Without them: one process (or DDP when WORLD_SIZE > 1)."""
+    """The setup ``accelerate launch`` told this process through its environment (WORLD_SIZE and the
+    ACCELERATE_* / FSDP_* variables); without them one process, or DDP when WORLD_SIZE > 1."""
     n = int(env.get("WORLD_SIZE") or 1)
     mp = str(env.get("ACCELERATE_MIXED_PRECISION") or "no").lower()
     common = dict(processes=n, mixed_precision=mp, device=device, capacity_gb=capacity_gb,

@@ -3,34 +3,22 @@
     report = rehearse(load(root, profile="full"), out_dir)      # lis train rehearse (lis bench all runs it)
     report["ok"], report["checks"]
 
-What runs is the real code at the ``full`` profile's configured settings: a GRPO step of 8 prompts
-x 8 samples (64 episodes at once in real sandboxes, their turns batched by the engine at the paper's
-engine budget), the paper's prompt and episode token budgets and per-turn budget, its loss
-(``seq-mean-token-sum``, clip 0.2/0.28, dual clip 3), its learning rate and sampling, micro-batch 1
-with accumulation over the 64 episodes; and SFT with the full profile's batch and length settings.
-The model is a random-init Qwen3 built here (``data/model_configs/qwen3-rehearsal.json`` with the
-offline tiny tokenizer). Two GRPO configurations, 2 steps each: in-process generation with full
-fine-tuning and no importance-sampling correction; and **server mode** — the policy generating on a
-separate HTTP server (lis's ChatServer over its own copy of the weights, answering vLLM's
-``/v1/completions``), the new weights pushed to it before every step (``grpo.vllm.sync: files``) —
-with LoRA and ``sequence_mask`` importance sampling. SFT: 2 steps with LoRA off and on.
+The real code runs at the ``full`` profile's settings: GRPO steps of 8 prompts × 8 samples in real
+sandboxes at the paper's budgets, loss, learning rate and sampling, micro-batch 1; SFT at the profile's
+batch and length. The model is a random-init Qwen3 (``data/model_configs/qwen3-rehearsal.json``, the
+tiny tokenizer). GRPO runs twice: in-process generation with full fine-tuning, and server mode (lis's
+ChatServer over its own copy of the weights, pushed with ``grpo.vllm.sync: files``) with LoRA and
+``sequence_mask`` importance sampling; SFT with LoRA off and on.
 
-What is changed so that it runs in minutes on 2 CPU cores (the budgets stay configured; these are
-not under test here): 16 training tasks (document lookups), 4 turns an episode instead of 100, the
-episodes scripted (:mod:`lis.train.rehearsal.scripted`: forced answers and submits, noise turns cut
-after 24 tokens instead of 16,384), fp32 (the ``auto`` precision knobs resolve off without CUDA),
-no network in the sandboxes, the tiny vocabulary (4,102 rows instead of 151,936), SFT examples of at
-most ~20K tokens. What it does not cover: the model's size and speed (``lis train plan`` and
-``scripts/gpu-check.sh paper`` do), CUDA kernels and bf16 numerics, FSDP/ZeRO, vLLM itself and TRL's
-NCCL weight push, 100-turn and 64K-token episodes (the engine test covers admission at those
-budgets), real learning.
+To run in minutes on a few CPU cores: few tasks, 4 turns an episode, scripted episodes
+(:mod:`lis.train.rehearsal.scripted`), fp32, no network in the sandboxes, the tiny vocabulary. Not
+covered: the model's size and speed (``lis train plan``, ``scripts/gpu-check.sh paper``), CUDA and bf16
+numerics, FSDP/ZeRO, vLLM and TRL's NCCL push, full-length episodes, real learning.
 
-The checks (``report["checks"]``, each with its measured value): every loss computation in train
-mode and 64 of them per step; the sampler–trainer importance ratio within 1e-3 of 1 (fp32 on the
-CPU; in server mode this also shows the pushed weights arrived); all four outcomes counted and
-summing to 64; every group with reward variance; the step's loss equal to the paper's loss computed
-by hand from the step's rewards and trained tokens; LoRA changing only adapted layers once merged;
-SFT's loss finite and its model loadable.
+The checks (``report["checks"]``): every loss computation in train mode, one per episode; the
+sampler–trainer ratio within 1e-3 of 1 (in server mode: the pushed weights arrived); all four outcomes
+counted; reward variance in every group; the step's loss equal to the paper's computed by hand; merged
+LoRA changing only adapted layers; SFT's loss finite and its model loadable.
 """
 from __future__ import annotations
 

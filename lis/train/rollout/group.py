@@ -3,16 +3,12 @@ batched together by the policy's generation engine, each one token-exact (a Toke
 
     rollouts = run_group(tasks, policy, settings, pool=pool, seeds=[...])
 
-Every episode is the evaluation's episode — :func:`lis.agent.episode.run_task` with the same
-tools, observation format, prompts and answer file — scored by the evaluation's scorer. Its
-**outcome** (:mod:`lis.train.rollout.outcome`) says who ended it: ``submitted`` / ``wrong`` (the
-policy finished; reward = the score), ``policy_fault`` (out of turns or tokens, the episode's
-timeout, a command that killed the sandbox: reward ``overlong_reward``, 0, whatever the answer —
-the paper's over-long rule, extended to every ending the policy caused; the original reward is kept
-for logging) or ``infra_error`` (the model server or engine, a sandbox that failed to start, the
-harness): no reward (GRPO leaves it out of its group's mean and std, advantage 0) and none of its
-tokens is trained on. Only an infrastructure error *before the policy acted* is run again (up to
-``retries`` times, with the same seed: the episode that would have run).
+Every episode is the evaluation's episode (:func:`lis.agent.episode.run_task`: same tools,
+observations, prompts and answer file), scored by the evaluation's scorer. Its outcome
+(:mod:`lis.train.rollout.outcome`) sets the reward: the score when the policy finished,
+``overlong_reward`` for a policy fault, none for an infrastructure error (out of its group's baseline
+and of the loss). Only an infrastructure error before the policy acted is run again (up to
+``retries`` times, with the same seed).
 """
 from __future__ import annotations
 
