@@ -126,6 +126,12 @@ def trim_padding(inputs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _trained_mask(inputs: dict[str, Any]) -> torch.Tensor:
+    """The completion positions trained on: sampled, not the environment's (TRL's ``tool_mask``)."""
+    mask = inputs["completion_mask"]
+    return mask if inputs.get("tool_mask") is None else mask * inputs["tool_mask"]
+
+
 def _length_drift(pairs: list[tuple[int, float]]) -> dict[str, Any]:
     """The sequence log-ratios of a step against episode length (see the module doc, check 3)."""
     if not pairs:
@@ -184,9 +190,7 @@ class CheckedGRPOTrainer(GRPOTrainer):
         prompt_ids, completion_ids = inputs["prompt_ids"], inputs["completion_ids"]
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
-        mask = inputs["completion_mask"]
-        if inputs.get("tool_mask") is not None:
-            mask = mask * inputs["tool_mask"]
+        mask = _trained_mask(inputs)
         logps, entropies, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask,
                                                                      completion_ids.size(1), compute_entropy=True)
         old = inputs.get("old_per_token_logps")
@@ -233,8 +237,5 @@ class CheckedGRPOTrainer(GRPOTrainer):
                                                          **kwargs)
         inputs, self._loss_inputs = self._loss_inputs, None  # the loss's first call is the policy's
         if inputs is not None and inputs.get("sampling_per_token_logps") is not None:
-            mask = inputs["completion_mask"]
-            if inputs.get("tool_mask") is not None:
-                mask = mask * inputs["tool_mask"]
-            self.checks.add(out[0], inputs["sampling_per_token_logps"], mask)
+            self.checks.add(out[0], inputs["sampling_per_token_logps"], _trained_mask(inputs))
         return out

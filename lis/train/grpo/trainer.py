@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -106,10 +107,7 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     k = len(scored)
     mean = sum(scored) / k if k else 0.0
     outcomes = {o: sum(1 for r in rollouts if _outcome(r) == o) for o in OUTCOMES}
-    faults: dict[str, int] = {}
-    for r in rollouts:
-        if r.stats.get("fault"):
-            faults[r.stats["fault"]] = faults.get(r.stats["fault"], 0) + 1
+    faults = Counter(r.stats["fault"] for r in rollouts if r.stats.get("fault"))
     return {
         "reward_mean": round(mean, 4),
         "reward_std": round(math.sqrt(sum((x - mean) ** 2 for x in scored) / k), 4) if k else 0.0,
