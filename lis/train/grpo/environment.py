@@ -7,27 +7,21 @@
     trainer.train()
     factory.close()          # or at interpreter exit: no sandbox is left behind either way
 
-TRL builds one environment per rollout, calls ``reset(**row)`` with the dataset's columns, exposes
-every public method as a tool (schema from the type hints and Google docstring) and asks
-``get_reward()`` when the rollout ends. :class:`SandboxEnvironment`'s public methods are exactly the
-paper's three tools with the schemas of :mod:`lis.agent.tools.schemas`, and their observations are our
-agent loop's (:func:`lis.agent.tools.dispatch.execute_tool_call`) plus "Steps Remaining: N".
-``reset`` takes a fresh sandbox from a per-process pool and places the task's files; ``get_reward``
-scores the answer file (as at ``submit``, else at the end) on the host.
+TRL builds one environment per rollout, calls ``reset(**row)``, exposes every public method as a tool
+(schema from the type hints and docstring) and asks ``get_reward()`` at the end.
+:class:`SandboxEnvironment`'s public methods are exactly the paper's three tools, with our agent
+loop's schemas and observations. TRL has no teardown hook, so a sandbox goes back to its per-process
+pool in ``get_reward`` and the next ``reset``, and the pools close in :meth:`SandboxEnvironmentFactory.close`
+or at exit (every sandbox also carries the labels ``lis sandbox cleanup`` sweeps). Environments pickle
+without their live sandbox (TRL's async trainer ships them to workers).
 
-TRL has no teardown hook, so the sandbox goes back to the pool in ``get_reward`` and in the next
-``reset``, the pools close in :meth:`SandboxEnvironmentFactory.close` or at exit, and every sandbox
-carries the ``lis.managed`` labels ``lis sandbox cleanup`` sweeps. Factory and environments pickle
-(TRL's async trainer ships them to workers) without their live sandbox; pools open lazily.
-
-A process holds at most ``max_sandboxes``. TRL resets a batch's environments one after another in one
-thread, so with fewer sandboxes than rollouts a ``reset`` would wait forever: it waits
-``acquire_timeout_s``, then raises a one-line LisError naming the limit and the fix.
+TRL resets a batch's environments one after another in one thread, so with fewer sandboxes per process
+(``max_sandboxes``) than rollouts a ``reset`` would wait forever: it waits ``acquire_timeout_s``, then
+raises a one-line LisError naming the limit and the fix.
 
 Unlike ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md), TRL re-renders tool
-results through the chat template, ``submit`` cannot end a TRL rollout (a call after it is refused),
-tool calls run one rollout after another, and the budget is TRL's ``max_tool_calling_iterations`` /
-``max_completion_length`` (an over-long episode is not set to reward 0).
+results through the chat template, ``submit`` cannot end a rollout, tool calls run one rollout after
+another, and an over-long episode is not set to reward 0.
 """
 from __future__ import annotations
 

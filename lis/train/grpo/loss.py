@@ -4,23 +4,19 @@
     per_token = policy_loss(logps, old_logps, advantages, s, weights)
     loss = aggregate(per_token, mask, s.loss_agg, sequences=64, tokens=trained_tokens)
 
-**Per token** (verl's ``compute_policy_loss`` with clip-higher and dual clip): with ``r = exp(logp -
-old_logp)`` and the episode's advantage ``A``, ``l = max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high))``,
-and for ``A < 0`` also ``l = min(l, -A c)`` (``c = clip_dual``; None: off). On-policy ``r = 1`` in value
-and the gradient is ``-A ∇logp``: the clips act only when a step is split (``num_iterations`` > 1).
+**Per token** (verl's ``compute_policy_loss``, clip-higher and dual clip): with ``r = exp(logp -
+old_logp)`` and advantage ``A``, ``l = max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high))``, and for
+``A < 0`` also ``l = min(l, -A clip_dual)``. On-policy ``r = 1`` and the gradient is ``-A ∇logp``.
 
-**Importance sampling** (``mode``; the paper applies none) weights each token's loss by the detached
-``w = exp(trainer - sampler)``, per token (``token_*``) or per episode (``sequence_*``, summed over its
-trained tokens): ``*_truncate`` cuts ``w`` at ``cap`` (and raises it to ``floor``); ``*_mask`` sets it
-to 0 outside ``[floor, cap]``. A sequence's log-ratio grows with length, so ``sequence_mask`` drops
-long episodes first.
+**Importance sampling** (``mode``; the paper applies none) weights the loss by the detached
+``w = exp(trainer - sampler)`` per token (``token_*``) or per episode (``sequence_*``): ``*_truncate``
+clamps ``w`` to ``[floor, cap]``, ``*_mask`` sets it to 0 outside. A sequence's log-ratio grows with
+length, so ``sequence_mask`` drops long episodes first.
 
-**Aggregation** (``agg``): ``seq-mean-token-sum`` (the paper's) — each episode's token sum, averaged
-over episodes; ``token-mean`` — the sum over trained tokens divided by their number;
-``seq-mean-token-mean`` — each episode's token mean, averaged over episodes. The normalisers are the
-step's on this rank, not a micro-batch's, so the value does not depend on how the step is split; the
-gradients' average over ranks makes it the global mean. Errored episodes count as episodes (mask 0),
-as verl counts every row.
+**Aggregation** (``agg``): ``seq-mean-token-sum`` (the paper's: each episode's token sum, averaged over
+episodes), ``token-mean`` or ``seq-mean-token-mean``. The normalisers are the step's on this rank, not a
+micro-batch's, so the value does not depend on how the step is split; errored episodes count as
+episodes (mask 0), as verl counts every row.
 """
 from __future__ import annotations
 

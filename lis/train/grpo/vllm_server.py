@@ -1,32 +1,20 @@
-"""GRPO with generation on a vLLM server (TRL's server mode): params ``grpo.vllm``.
+"""GRPO with generation on a vLLM server (TRL's server mode): params ``grpo.vllm`` (documented in params.yaml).
 
-    grpo:
-      vllm:
-        mode: server                      # none (default): the policy generates in the training process
-        base_url: http://gpu-host:8000    # the server's root (TRL's vllm_server_base_url)
-        model: null                       # the served model name (null: the first GET /v1/models lists)
-        logprobs_mode: processed_logprobs # the server's --logprobs-mode (TRL's vllm-serve uses this one)
-        timeout_s: 240                    # how long TRL waits for the server at start
-        command: null                     # e.g. [vllm, serve, "{model}", --port, "{port}"]: started when
-        env: {}                           #   base_url/health does not answer (with env: the server's GPUs),
-        startup_timeout_s: 1800           #   stopped on every exit path
-        sync: trl                         # how the new weights reach the server before each step: trl (TRL's
-                                          # NCCL push into vLLM; CUDA, vLLM installed here) | files (lis saves
-                                          # them, the server reloads them: vLLM's reload RPC or lis's ChatServer)
+    server = ServerMode.from_settings(grpo.vllm)     # None for mode none: the policy generates in process
+    server.start(init_dir, state_dir)                # runs ``command`` unless base_url already answers
+    policy = server.policy(model, tokenizer, seed)   # the training model's template, the server's engine
 
 The episodes are the same (:func:`lis.train.rollout.group.run_group`, token-exact); only the engine
-behind the policy changes to :class:`~lis.models.vllm_tokens.VLLMTokenEngine` (token ids in, sampled
-ids and log-probabilities out). The chat template, stop ids and tool-call parser stay the training
-model's, so nothing is re-tokenised. ``command`` placeholders: ``{model}`` the start model's folder,
-``{port}`` the port of ``base_url``; it runs through :mod:`lis.util.server_process` (a server that
-already answers is reused and left running).
+behind the policy changes to :class:`~lis.models.vllm_tokens.VLLMTokenEngine`, and the chat template,
+stop ids and tool-call parser stay the training model's, so nothing is re-tokenised. ``command``
+placeholders: ``{model}`` the start model's folder, ``{port}`` the port of ``base_url``.
 
 ``sync: trl``: TRL pushes the weights over NCCL before calling our ``rollout_func`` (CUDA on both
 sides, vLLM installed here). ``sync: files``: TRL is not told about the server; before every generation
-batch rank 0 writes the weights (LoRA merged) to one safetensors file and has the server load it — a
-vLLM server through its weight-reload RPC then ``/reset_prefix_cache`` (it must run with
+batch rank 0 writes the weights (LoRA merged) to one safetensors file on a filesystem both see and has
+the server load it — vLLM through its weight-reload RPC then ``/reset_prefix_cache`` (it needs
 ``VLLM_SERVER_DEV_MODE=1``, which exposes those routes: keep it off public networks), lis's
-:class:`lis.models.server.ChatServer` through ``POST /lis/load_weights``. It needs a filesystem both see.
+:class:`lis.models.server.ChatServer` through ``POST /lis/load_weights``.
 """
 from __future__ import annotations
 

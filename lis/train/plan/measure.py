@@ -5,22 +5,15 @@
     calibrate(work)                                           # both models, with checks (`lis bench all`'s plan)
     python -m lis.train.plan.measure --child '<json spec>'    # one case (what measure_case starts)
 
-Cases (fp32 on the CPU, two optimizer steps: the second runs beside the optimizer state, as every
-later step does), each with gradient checkpointing on and off:
+Cases (:func:`default_cases`; fp32, two optimizer steps so the second runs beside the optimizer state;
+checkpointing on and off): ``grpo`` — a real CheckedGRPOTrainer built as ``train_grpo`` builds it, fed
+synthetic episodes (``padded``: two of unequal length in one micro-batch); ``sft`` — ``batch_loss`` with
+SFTModule's optimizer, as Lightning steps it.
 
-* ``grpo``: a real :class:`~lis.train.grpo.checked_trainer.CheckedGRPOTrainer`, built as
-  :func:`~lis.train.grpo.trainer.train_grpo` builds it, whose ``rollout_func`` returns synthetic
-  episodes (no sandbox, no generation); two episodes per step, one per micro-batch; ``padded``: the
-  second episode shorter, so its micro-batch carries padding and an attention mask;
-* ``sft``: :func:`lis.train.sft.data.batch_loss` on synthetic examples with the optimizer
-  :class:`~lis.train.sft.module.SFTModule` configures, as Lightning steps it; at most one logits chunk
-  of labelled positions, so chunking does not change what is measured.
-
-Measured: the peak resident memory (``VmHWM``) during the steps minus the resident memory just before
-them (after imports, the weights copied into process memory, the trainer built, ``gc.collect`` and
-``malloc_trim``), the peak reset through ``/proc/self/clear_refs``. :data:`CHILD_ENV` makes glibc
-return freed memory at once (every block of 64 KiB or more its own mapping; the heap's top trimmed at
-every free), so RSS follows live memory. Compared: the plan's peak without margin, less its weights.
+Measured: the peak resident memory (``VmHWM``, reset through ``/proc/self/clear_refs``) during the steps
+minus the resident memory just before them (weights loaded into memory, trainer built, garbage
+collected). :data:`CHILD_ENV` makes glibc return freed memory at once, so RSS follows live memory.
+Compared: the plan's peak without margin, less its weights.
 """
 from __future__ import annotations
 

@@ -7,49 +7,33 @@
 Every term is bytes computed from the shape, the stage's params and the setup; nothing is fitted to
 measurements (``lis train plan --measure`` compares the sum with measured peaks on the CPU).
 
-**State** per parameter (a 1/N share when the setup shards it, in CPU memory when it offloads it):
-weights 4 B (DeepSpeed bf16: 2 B plus a 4 B fp32 master; LoRA: the frozen base in 2 B when bf16,
-adapters 4 B); per *trainable* parameter gradients 4 B and AdamW's moments 8 B. bf16 without
-FSDP/DeepSpeed is autocast over fp32 weights, which keeps a bf16 copy of every linear weight between
-forward and backward (2 B). DDP adds gradient buckets (4 B per trainable parameter). Under sharding a
-process also holds the layers it computes on, gathered: the root unit, the current and the prefetched
-decoder layer, one layer's unsharded gradients.
+**State** per parameter (1/N when sharded, in CPU memory when offloaded): weights 4 B (DeepSpeed bf16:
+2 B plus a 4 B master; LoRA: the frozen base 2 B when bf16, adapters 4 B); per trainable parameter
+gradients 4 B and AdamW's moments 8 B; autocast (bf16 without FSDP/DeepSpeed) a bf16 copy of every
+linear weight; DDP's buckets 4 B. Under sharding a process also holds the root unit, the current and
+the prefetched layer gathered, and one layer's unsharded gradients.
 
 **Activations** autograd saves per token and decoder layer of Qwen3 (hidden h, intermediate i, query
-width q = heads × head_dim, key/value width kv = kv_heads × head_dim; sdpa, RMSNorm, q/k norm, RoPE,
-SwiGLU; checked with ``saved_tensors_hooks`` in tests/train/test_plan.py):
+width q, key/value width kv; checked with ``saved_tensors_hooks`` in tests/train/test_plan.py): fp32
+``4 × (6h + 5q + 4kv + 4i)``; autocast ``26h + 12q + 10kv + 8i``; bf16 weights (FSDP mixed precision,
+DeepSpeed bf16, a bf16 LoRA base) ``16h + 12q + 10kv + 8i``; plus norm and log-sum-exp statistics. With
+padding, sdpa gets keys and values repeated to q width and every layer saves the mask in the query
+dtype (rows × tokens² × 2 or 4 bytes). Gradient checkpointing keeps only each layer's input and
+recomputes one layer at a time; a layer's backward adds 2h + 2i per token.
 
-* fp32: ``4 × (6h + 5q + 4kv + 4i)``;
-* autocast (fp32 weights, bf16 compute): ``26h + 12q + 10kv + 8i`` (residual stream and norms stay fp32,
-  every linear keeps a bf16 copy of its input);
-* bf16 weights (FSDP mixed precision, DeepSpeed bf16, a bf16 LoRA base): ``16h + 12q + 10kv + 8i``;
-* plus 4 × (2 + 2 heads + kv_heads) bytes of norm and log-sum-exp statistics; with padding (an
-  attention mask) sdpa gets keys and values repeated to q width and every layer saves the mask in the
-  query dtype (rows × tokens² × 2 or 4 bytes), besides the boolean mask (rows × tokens²) built once.
+**Logits.** GRPO (TRL's fused LM head, ``trl/kernels/chunked_logprob.py``) keeps the scored positions'
+hidden states (CUDA: the completion's; CPU: all) and projects in tiles of :data:`TRL_TOKEN_TILE` ×
+:data:`TRL_VOCAB_TILE`; the CPU fold holds several fp32 tiles at once, CUDA folds in place. SFT:
+cross-entropy in chunks of :data:`SFT_LOGITS_CHUNK` labelled positions, recomputed in the backward pass.
 
-With gradient checkpointing only each layer's input is kept (h × 4 bytes, 2 with bf16 weights) and one
-layer is recomputed at a time. A layer's backward adds 2h (residual) and 2i (MLP) per token in flight.
-The final norm keeps 8h bytes per token (6h with bf16 weights).
+**Generation** (GRPO, ``grpo.vllm.mode: none``): FSDP 1 summons the root unit whole in fp32 and gathers
+each layer as it runs; ZeRO-3 gathers every parameter. The KV cache (keys in the RoPE tables' dtype,
+values in the keys') of ``engine.max_batch_tokens`` positions, at least the longest conversation, plus
+the engine's growth room and a join's merged copy (:data:`KV_GROWTH`), and the longest prefill.
 
-**Logits.** GRPO (TRL 1.16's fused LM head, ``trl/kernels/chunked_logprob.py``) keeps the final hidden
-states of the scored positions (CUDA: the completion's; CPU: every position), projects in tiles of
-4,096 tokens × 32,768 vocabulary entries, and its backward allocates the hidden states' and the output
-layer's fp32 gradients; on the CPU the fold holds 4 (forward) and 8¼ (backward) fp32 tiles at once,
-on CUDA Triton folds in place. SFT: cross-entropy in chunks of :data:`SFT_LOGITS_CHUNK` labelled
-positions, recomputed in the backward pass (3 × chunk × V × 4 at its peak).
-
-**Generation** (GRPO, ``grpo.vllm.mode: none``, ``lis.train.grpo.trainer._full_model``): FSDP 1
-summons the root unit whole in fp32 and gathers each layer as it runs; ZeRO-3 gathers every
-parameter. The KV cache holds keys in the RoPE tables' dtype (fp32 unless the module's weights are
-bf16) and values in the keys' dtype: ``engine.max_batch_tokens`` positions (at least the longest
-conversation) × 2 × layers × kv × bytes, plus the engine's 25 % growth room and a join's merged copy
-(:data:`KV_GROWTH`); the prefill of the longest conversation holds three MLP-wide and two hidden-wide
-tensors per token. In server mode none of this is on the trainer's GPUs.
-
-**Margin**: on a GPU 1 GB for the CUDA context, 0.5 GB for NCCL with several processes, and 10 % for
-the allocator (an allowance, not measured); on the CPU the process's own memory (:data:`CPU_RUNTIME_GB`).
-Not covered: CUDA graphs, NCCL beyond the allowance, fragmentation beyond 10 %, the processes' runtime
-in CPU memory, offload's pinned buffers, a checkpoint being serialised, dataloader workers.
+**Margin**: on a GPU the CUDA context, NCCL with several processes, and 10 % for the allocator (an
+allowance, not measured); on the CPU the process's own memory. Not covered: CUDA graphs, fragmentation
+beyond 10 %, the processes' runtime in CPU memory, offload's pinned buffers, checkpoint serialisation.
 """
 from __future__ import annotations
 

@@ -3,22 +3,13 @@
     report = rehearse(load(root, profile="full"), out_dir)      # lis train rehearse (lis bench all runs it)
     report["ok"], report["checks"]
 
-The real code runs at the ``full`` profile's settings: GRPO steps of 8 prompts × 8 samples in real
-sandboxes at the paper's budgets, loss, learning rate and sampling, micro-batch 1; SFT at the profile's
-batch and length. The model is a random-init Qwen3 (``data/model_configs/qwen3-rehearsal.json``, the
-tiny tokenizer). GRPO runs twice: in-process generation with full fine-tuning, and server mode (lis's
-ChatServer over its own copy of the weights, pushed with ``grpo.vllm.sync: files``) with LoRA and
-``sequence_mask`` importance sampling; SFT with LoRA off and on.
-
-To run in minutes on a few CPU cores: few tasks, 4 turns an episode, scripted episodes
-(:mod:`lis.train.rehearsal.scripted`), fp32, no network in the sandboxes, the tiny vocabulary. Not
-covered: the model's size and speed (``lis train plan``, ``scripts/gpu-check.sh paper``), CUDA and bf16
-numerics, FSDP/ZeRO, vLLM and TRL's NCCL push, full-length episodes, real learning.
-
-The checks (``report["checks"]``): every loss computation in train mode, one per episode; the
-sampler–trainer ratio within 1e-3 of 1 (in server mode: the pushed weights arrived); all four outcomes
-counted; reward variance in every group; the step's loss equal to the paper's computed by hand; merged
-LoRA changing only adapted layers; SFT's loss finite and its model loadable.
+The real code runs at the ``full`` profile's settings (GRPO steps of 8 prompts × 8 samples in real
+sandboxes, the paper's budgets, loss and learning rate; SFT at the profile's batch and length) on a
+random-init Qwen3 (:data:`MODEL_CONFIG`, the tiny tokenizer). GRPO runs as :data:`CONFIGS` says:
+in-process with full fine-tuning, and in server mode (lis's ChatServer, ``sync: files``) with LoRA and
+``sequence_mask``; SFT with LoRA off and on. To fit a few CPU cores the episodes are short and scripted
+(:mod:`lis.train.rehearsal.scripted`) and fp32. Not covered: size and speed (``lis train plan``), CUDA
+and bf16 numerics, FSDP/ZeRO, vLLM itself, full-length episodes, real learning.
 """
 from __future__ import annotations
 

@@ -3,19 +3,11 @@
     policy.wrap_engine(lambda inner: ScriptedTurns(inner, policy.model, policy.tokenizer, free_cap=24))
 
 A random model fills every budget and never calls a tool, so this engine sits in front of the policy's
-real one and gives each episode of a group one of :data:`KINDS`, in arrival order (each group of 8 has
-every kind):
-
-- ``right`` — forced: a tool call that writes the answer from the task's document to the answer file,
-  then ``submit`` (outcome ``submitted``);
-- ``wrong`` — forced: writes ``0``, then submits (``wrong``);
-- ``free`` — sampled by the real engine, at most ``free_cap`` tokens a turn, until the turn budget ends
-  it (``policy_fault``);
-- ``malformed`` — a forced tool call with broken JSON, then free turns.
-
-A forced turn's ids are the chat template's rendering of the scripted message and its log-probabilities
-the policy's own at the sampling temperature, so the trainer's recomputation and the importance ratio
-mean what they mean for sampled turns.
+real one and gives the episodes of a group the :data:`KINDS` in arrival order: ``right`` (forced: the
+answer grepped from the document, then ``submit``), ``wrong`` (forced: ``0``, then ``submit``), ``free``
+(sampled, at most ``free_cap`` tokens a turn, until the turn budget ends it) and ``malformed`` (a forced
+call with broken JSON, then free turns). A forced turn's log-probabilities are the policy's own at the
+sampling temperature, so the importance ratio means what it means for sampled turns.
 """
 from __future__ import annotations
 

@@ -2,22 +2,17 @@
 
     outcome, fault = classify(record, acted=session.sampled > 0, reward=raw)
 
-The four **outcomes**: ``submitted`` (the policy finished and its answer scored > 0; reward the score),
-``wrong`` (finished, scored 0), ``policy_fault`` (the policy's own actions ended it; reward
-``overlong_reward``, in the loss) and ``infra_error`` (the model server or engine failed or timed out,
-a sandbox failed to start, take the files or went away for another reason than the policy's command,
-the run was interrupted; no reward, out of the loss and of its group's baseline).
+**Outcomes**: ``submitted`` (the policy finished, its answer scored > 0; reward the score), ``wrong``
+(scored 0), ``policy_fault`` (the policy's own actions ended it; reward ``overlong_reward``, in the loss)
+and ``infra_error`` (model server or engine, a sandbox that failed or went away for another reason
+than the policy's command, an interrupted run; no reward, out of the loss and the group's baseline).
 
-**Policy faults** (``fault``): ``turn_budget``, ``token_budget`` (the episode's budget, the model's
-context, or a vanilla answer cut at its budget), ``episode_timeout`` and ``oom`` (a policy command
-filled the sandbox's memory and the kernel killed its supervisor: the sandbox says "out of memory"
-with the limit). That is the only way a policy can end its own sandbox (fork bombs, runaway commands,
-full disks and signals are contained), so a sandbox that goes away without that evidence is the
-infrastructure's. Were an out-of-memory death an infrastructure error, the policy would escape its
-negative advantage and the retry would resample exactly the worst episodes.
-
-Faults that do not end an episode (a command's timeout, a malformed tool call, a turn cut at its
-budget, a command killed for memory) cost the turn and are counted (:func:`episode_faults`).
+**Policy faults** (``fault``): ``turn_budget``, ``token_budget``, ``episode_timeout`` and ``oom`` (a
+policy command filled the sandbox's memory and the kernel killed its supervisor: the sandbox says "out
+of memory" with the limit). That is the only way a policy can end its own sandbox, so one that goes
+away without that evidence is the infrastructure's; counting an out-of-memory death as infrastructure
+would let the policy escape its negative advantage and make the retry resample the worst episodes.
+Faults that do not end an episode cost the turn and are counted (:func:`episode_faults`).
 
 **Retries**: only an ``infra_error`` before the policy sampled a token is run again, with the same
 seed; after that, a retry would be an outcome-dependent resample.

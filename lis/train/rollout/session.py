@@ -4,18 +4,13 @@
     record = run_task(task, session, "sandbox", cfg, pool=pool)      # the agent's own loop
     session.prompt_ids, session.completion_ids, session.mask, session.logprobs
 
-A TokenSession is the ChatModel of one episode. The first call renders the prompt with the chat
-template (``prompt_ids``). Every later call appends the environment's turn (a closing end-of-turn id
-when the policy emitted none, the template's glue, the tool responses, the next assistant header) with
-mask 0, samples the policy's turn from exactly those ids and appends it with mask 1 and its
-log-probabilities. So GRPO trains on what the policy saw and sampled, and tool and template tokens
-never enter the loss.
-
-A turn's environment ids are the tokens of the template's text for the new messages: the full
-conversation rendered up to the next generation prompt minus the render up to the policy's last turn
-(after its last end-of-turn token). Special tokens delimit the piece, so tokenising it alone gives the
-ids a full render would. ``drift_turns`` counts turns whose ids differ from a full re-tokenisation (a
-non-canonical sampled tokenisation, a template that re-renders earlier turns): a diagnostic only.
+A TokenSession is the ChatModel of one episode. Its first call renders the prompt; every later call
+appends the environment's ids with mask 0, samples the policy's turn from exactly the ids so far and
+appends it with mask 1 and its log-probabilities, so GRPO trains on what the policy saw and sampled.
+A turn's environment ids are the tokens of the template's text for the new messages: the conversation
+rendered up to the next generation prompt minus the render up to the policy's last end-of-turn token
+(special tokens delimit the piece, so tokenising it alone gives a full render's ids). ``drift_turns``
+counts turns whose ids differ from a full re-tokenisation: a diagnostic only.
 """
 from __future__ import annotations
 
