@@ -58,17 +58,14 @@ def merged_state_dict(model: Any) -> dict[str, Any]:
     import torch
 
     with torch.no_grad():
-        if not is_lora(model):
-            base, deltas = model, {}
-        else:
-            base = model.get_base_model()
-            deltas = {}
-            for name, module in base.named_modules():
-                if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
-                    for adapter in getattr(module, "active_adapters", ["default"]):
-                        if adapter in getattr(module, "lora_A", {}):
-                            d = module.get_delta_weight(adapter)
-                            deltas[f"{name}.base_layer.weight"] = deltas.get(f"{name}.base_layer.weight", 0) + d
+        base = model.get_base_model() if is_lora(model) else model
+        deltas = {}
+        for name, module in base.named_modules():  # a model without adapters has no LoRA layer: no delta
+            if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
+                for adapter in getattr(module, "active_adapters", ["default"]):
+                    if adapter in getattr(module, "lora_A", {}):
+                        d = module.get_delta_weight(adapter)
+                        deltas[f"{name}.base_layer.weight"] = deltas.get(f"{name}.base_layer.weight", 0) + d
         out, seen = {}, set()
         for key, value in base.state_dict().items():
             if "lora_" in key:

@@ -112,13 +112,10 @@ def measure_model(model_dir: Path, *, tokens: int | None = None, stages: tuple[s
     """Every case of :func:`default_cases` for ``model_dir`` (a model folder with its tokenizer)."""
     tokens = tokens or auto_tokens(model_dir)
     out = []
-    for case in default_cases(tokens):
-        if case["stage"] not in stages:
-            continue
-        row = measure_case(model_dir, case, threads=threads)
-        out.append(row)
+    for case in (c for c in default_cases(tokens) if c["stage"] in stages):
+        out.append(measure_case(model_dir, case, threads=threads))
         if progress:
-            progress(row)
+            progress(out[-1])
     return out
 
 
