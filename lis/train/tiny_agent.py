@@ -52,9 +52,8 @@ RECORDS = "trajectories.jsonl"
 
 
 def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
-    """The base (``out/base``) and the teacher's episodes (``out/trajectories.jsonl``, in the teacher's
-    order) of ``params`` (sections base, teacher, agent), the episodes in sandboxes of ``sandbox_config``;
-    writes and returns ``out/manifest.json``."""
+    """The base (``out/base``) and the teacher's episodes in sandboxes of ``sandbox_config``
+    (``out/trajectories.jsonl``, in order) of ``params``; writes and returns ``out/manifest.json``."""
     out = Path(out)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
     try:
@@ -189,9 +188,8 @@ def cached_teacher(params, sandbox_config) -> Path:
 
 
 def cached_tiny_agent(params, sandbox_config) -> Path:
-    """The tiny agent of ``params`` built once into the cache folder: the teacher's part
-    (:func:`cached_teacher`), then SFT unless an agent of the same key is there (a lock lets one
-    process train while others wait); returns its folder."""
+    """The tiny agent of ``params`` built once into the cache folder (:func:`cached_teacher`, then SFT unless
+    an agent of the same key is there; a lock lets one process train while others wait)."""
     from filelock import FileLock
 
     teacher = cached_teacher(params, sandbox_config)

@@ -94,11 +94,8 @@ def environment_dataset(tasks: list[Task], mode: str = "sandbox"):
 
 
 class SandboxEnvironment:
-    """One rollout's computer: a sandbox with the task's files and the paper's three tools.
-
-    Only the three tools are public (TRL exposes every public method as a tool); ``reset`` and
-    ``get_reward`` are TRL's hooks.
-    """
+    """One rollout's computer: a sandbox with the task's files and the paper's three tools, its only public
+    methods besides TRL's hooks ``reset`` and ``get_reward`` (TRL exposes every public method as a tool)."""
 
     def __init__(self, spec: EnvironmentSpec):
         self._spec = spec
@@ -111,10 +108,8 @@ class SandboxEnvironment:
 
     # -- TRL's hooks -------------------------------------------------------------------------------
     def reset(self, **row: Any) -> None:
-        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files.
-
-        Raises LisError when no sandbox comes free within ``acquire_timeout_s`` (a sandbox that fails
-        to start is this rollout's error: no reward, no exception)."""
+        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files. Raises
+        LisError when none comes free in time (one that fails to start is this rollout's error: no reward)."""
         self._release()
         task = row.get("task")
         self._task = Task.from_dict(json.loads(task) if isinstance(task, str) else task)

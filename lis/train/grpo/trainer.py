@@ -93,10 +93,8 @@ def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> l
 
 
 def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
-    """What a step's rollouts did: rewards, solve rates per group, outcomes and faults, turns, tool calls,
-    tokens, drift, masked fraction. Reward statistics are over the episodes that ran: an infrastructure
-    error has no reward (it is out of its group's baseline and out of the loss, as in training); a policy
-    fault keeps its reward (0) and counts."""
+    """What a step's rollouts did: rewards, solve rates, outcomes and faults, turns, tokens, drift. Reward
+    statistics leave infrastructure errors out (as training does) and count a policy fault's reward."""
     n = len(rollouts)
     rewards = [None if r.error else r.reward for r in rollouts]
     groups = [[x for x in rewards[i:i + samples_per_prompt] if x is not None] for i in range(0, n, samples_per_prompt)]
@@ -151,9 +149,8 @@ def _outcome(r) -> str:
 
 
 def rollout_output(rollouts: list) -> dict[str, list]:
-    """What ``rollout_func`` hands TRL for these rollouts: per episode the prompt ids, the completion ids
-    (sampled + environment), the sampling log-probs, the environment mask (1 = sampled, trained on), and
-    the reward and error flag that :func:`sandbox_reward` reads."""
+    """What ``rollout_func`` hands TRL: per episode the ids, the sampling log-probs, the environment mask
+    (1 = sampled, trained on), and the reward and error flag that :func:`sandbox_reward` reads."""
     return {"prompt_ids": [r.sample["prompt_ids"] for r in rollouts],
             "completion_ids": [r.sample["completion_ids"] for r in rollouts],
             "logprobs": [r.sample["logprobs"] for r in rollouts],
@@ -162,10 +159,9 @@ def rollout_output(rollouts: list) -> dict[str, list]:
 
 
 def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> list[float | None]:
-    """The reward function TRL calls: the episode's reward, None for an errored episode. None keeps it
-    out of its group's mean and std (TRL's nan-aware baseline) and gives it advantage 0; its tokens are
-    masked out of the loss as well (:func:`lis.train.rollout.group.run_episode`). An infrastructure error
-    says nothing about the policy: as reward 0 it would shift the advantages of the group's other episodes."""
+    """The reward function TRL calls: the episode's reward, None for an errored episode, which keeps it out
+    of its group's baseline (advantage 0): an infrastructure error says nothing about the policy, and as
+    reward 0 it would shift the advantages of the group's other episodes."""
     return [None if err else float(x) for x, err in zip(env_reward, env_error)]
 
 
@@ -214,13 +210,9 @@ def _full_model(trainer):
 def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GrpoSection, *, agent_cfg,
                pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False,
                engine_wrapper: Any = None) -> dict[str, Any]:
-    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary.
-
-    ``engine_wrapper(engine, policy)``: an engine put in front of the policy's (the rehearsal's
-    scripted turns, :mod:`lis.train.rehearsal`); None in real runs.
-
-    Tasks whose first prompt is over ``max_prompt_tokens`` in ``mode`` are dropped before training
-    (counted in the summary's ``prompts_dropped``); raises LisError when none is left."""
+    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary. Tasks over
+    the prompt budget are dropped first (``prompts_dropped``; LisError when none is left).
+    ``engine_wrapper(engine, policy)``: an engine in front of the policy's (the rehearsal's scripted turns)."""
     import dataclasses
 
     import torch

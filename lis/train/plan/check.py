@@ -97,13 +97,9 @@ def device_capacity(env: Mapping[str, str]) -> tuple[str, float, float]:
 
 def check_run(sec: GrpoSection | SftSection, stage: str, init_dir: Path, *,
               env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The memory plan of THIS run, made at a stage's start from shapes alone (no model is built).
-
-    The setup is what ``accelerate launch`` put in the environment (:func:`from_env`; sft: its own
-    ``devices``), the capacity :func:`device_capacity`'s. Logs the table and returns :meth:`Plan.as_dict`
-    (for the stage's metrics). Raises LisError (the largest term and the knob that shrinks it) when the
-    run cannot fit, or when ``init_dir`` holds no Qwen3 config.json.
-    """
+    """The memory plan of THIS run at a stage's start, from shapes alone, under the setup ``accelerate
+    launch`` put in ``env``: logs the table and returns :meth:`Plan.as_dict`. Raises LisError (the largest
+    term and its knob) when the run cannot fit or ``init_dir`` holds no Qwen3 config.json."""
     if stage not in STAGES:
         raise LisError(f"unknown stage {stage!r} for a memory plan", "use grpo or sft")
     env = os.environ if env is None else env

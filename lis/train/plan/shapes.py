@@ -138,12 +138,8 @@ def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
 
 
 def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShape, str]:
-    """The model a plan is for and where its shape came from.
-
-    ``model``: a config JSON, a model folder holding ``config.json``, or a ``models:`` entry with
-    ``backend: local``; None: the stage's start model as params ``base`` makes it. Raises LisError (one
-    line) when none resolves.
-    """
+    """The model a plan is for and where its shape came from. ``model``: a config JSON, a model folder, or a
+    local ``models:`` entry; None: the stage's start model (params ``base``). LisError when none resolves."""
     root = Path(params.root)
     if model:
         p = Path(model)

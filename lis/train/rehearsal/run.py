@@ -234,10 +234,9 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
 
 
 def paper_loss_by_hand(rewards: list[float | None], trained_tokens: list[int], group: int) -> tuple[float, float]:
-    """The paper's loss of an on-policy step (every ratio 1, no importance weights):
-    ``-(1/N) Σ_i A_i T_i``, with ``A_i`` the episode's reward minus its group's mean over the episodes
-    that ran (RLOO without the n/(n-1), no std scaling; an errored episode 0) and ``T_i`` its trained
-    tokens; and ``(1/N) Σ_i |A_i| T_i`` (what importance weights near 1 can move it by, per unit)."""
+    """The paper's loss of an on-policy step, ``-(1/N) Σ_i A_i T_i`` (``A_i``: the reward minus its group's
+    mean over the episodes that ran, an errored episode 0; ``T_i``: its trained tokens), and
+    ``(1/N) Σ_i |A_i| T_i`` (what importance weights near 1 can move it by, per unit)."""
     total = weight = 0.0
     for k in range(0, len(rewards), group):
         rs = rewards[k:k + group]

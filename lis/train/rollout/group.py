@@ -131,15 +131,12 @@ def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
 
 def run_group(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None,
               seeds: list[int] | None = None, workers: int | None = None) -> list[Rollout]:
-    """Every task's episode at the same time (one thread each; the policy's engine batches their
-    turns, the pool bounds the sandboxes); results in the order of ``tasks``.
+    """Every task's episode at the same time (one thread each; the policy's engine batches their turns, the
+    pool bounds the sandboxes); results in the order of ``tasks``.
 
-    ``settings.deterministic``: the same seeds give the same episodes, token for token. The episodes
-    are dealt to ``slots`` threads (episode i to slot i mod slots, each slot's in order) and the
-    policy decodes in rounds of every live slot's turn (:meth:`LocalHFModel.lockstep
-    <lis.models.local_hf.LocalHFModel.lockstep>`); slots = the episodes, at most ``workers`` and at
-    most the pool's sandboxes (a slot waiting for a sandbox that another slot holds would stop the
-    rounds)."""
+    ``settings.deterministic``: the same seeds give the same episodes, token for token: episode i runs on
+    slot i mod slots and the policy decodes in rounds of every live slot's turn (``LocalHFModel.lockstep``);
+    no more slots than the pool's sandboxes, or a slot waiting for a sandbox would stop the rounds."""
     seeds = seeds or list(range(len(tasks)))
     if settings.deterministic and tasks:
         return _run_lockstep(tasks, policy, agent_cfg, settings, pool=pool, seeds=seeds, workers=workers)

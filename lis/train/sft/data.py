@@ -42,12 +42,8 @@ def _token_index(offsets: list[tuple[int, int]], char: int, what: str) -> int:
 
 
 def encode(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Example:
-    """Ids and labels of an episode: labels are the ids of each assistant turn (not marked
-    ``NO_LOSS``) after its header, up to and including its end-of-turn token; -100 elsewhere.
-
-    Raises ValueError when the rendered text does not hold one header per assistant message, or
-    a token crosses a turn boundary.
-    """
+    """Ids and labels of an episode (module doc). Raises ValueError when the rendered text does not hold
+    one header per assistant message, or a token crosses a turn boundary."""
     conv = [{k: v for k, v in m.items() if k != NO_LOSS} for m in arguments_as_dicts(messages)]
     text = tokenizer.apply_chat_template(conv, tools=tools, tokenize=False)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -76,13 +72,10 @@ LOGITS_CHUNK = 4096   # labelled positions whose logits exist at once (lis train
 
 
 def batch_loss(model: Any, batch: list[Example]) -> torch.Tensor:
-    """Mean next-token cross-entropy over the labelled tokens of ``batch``.
-
-    Sequences are right-padded (causal attention never lets a real token see a pad, so no mask is
-    needed and the fused kernel applies). The output layer runs on labelled positions only,
-    ``LOGITS_CHUNK`` at a time, recomputed in the backward pass: whole logits at the paper's lengths
-    and vocabulary would take tens of GB. The value is the unchunked one up to summation order.
-    """
+    """Mean next-token cross-entropy over the labelled tokens of ``batch``. Right padding needs no mask
+    (causal attention never lets a real token see a pad). The output layer runs on labelled positions
+    only, ``LOGITS_CHUNK`` at a time and recomputed in the backward pass: whole logits at the paper's
+    lengths would take tens of GB."""
     width = max(len(ex.ids) for ex in batch)
     x = torch.zeros((len(batch), width), dtype=torch.long)
     y = torch.full((len(batch), width), IGNORE, dtype=torch.long)

@@ -11,9 +11,8 @@ from lis.train.sft.data import Example, batch_loss, length_batches
 
 
 class LengthBatches(torch.utils.data.Dataset):
-    """Batches of examples of similar length (little padding), visited in a seeded order that is
-    shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None). Item ``i`` is
-    the batch of optimizer step ``i`` (this process's share of it under DDP)."""
+    """Batches of examples of similar length in a seeded order, shuffled anew each pass: item ``i`` is the
+    whole batch of optimizer step ``i`` (this process's share of it under DDP)."""
 
     def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, rank: int = 0, world: int = 1):
         batches = length_batches(data, batch_size)
@@ -48,9 +47,8 @@ class FromStep(torch.utils.data.Sampler):
 
 
 class StepLoader(torch.utils.data.DataLoader):
-    """The SFT batches from the step a run resumes at. Resumable in Lightning's sense (``state_dict``): the
-    position is the checkpoint's step; the state records what the order was made of, and a checkpoint whose
-    data, seed or length differ from this run's is refused (its steps would not continue this order)."""
+    """The SFT batches from the step a run resumes at. Its ``state_dict`` records what the order was made
+    of, so a checkpoint whose data, seed or length differ (its steps would not continue it) is refused."""
 
     def __init__(self, dataset: LengthBatches, steps: int, start: int, seed: int):
         super().__init__(dataset, batch_size=None, sampler=FromStep(steps, start), collate_fn=_keep, num_workers=0)
