@@ -167,9 +167,8 @@ def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> lis
 
 def grpo_config(s: GrpoSection, ckpt: Path, *, n_proc: int = 1, precision=None, lora: bool = False, server=None,
                 progress: bool = False):
-    """TRL's GRPOConfig of the settings: the recipe, the precision knobs, the checkpoint policy, and in
-    vLLM server mode TRL's own importance-sampling correction off (``grpo.importance_sampling`` is the
-    one correction: TRL's default would weigh every sequence by its summed log-ratio, masked above 3)."""
+    """TRL's GRPOConfig of the settings; in vLLM server mode TRL's own importance-sampling correction is off
+    (``grpo.importance_sampling`` is the one correction)."""
     import torch
     from trl import GRPOConfig
 
@@ -356,11 +355,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         def on_log(self, args, tstate, control, logs=None, **kwargs):
             if not tstate.is_world_process_zero:  # rank 0 alone writes the step log
                 return
-            row = state.pop("pending", None)
+            row = state.get("pending")
             if row is None or not logs or "loss" not in logs:
-                if row is not None:
-                    state["pending"] = row
                 return
+            del state["pending"]
             row.update({"loss": logs.get("loss"), "grad_norm": logs.get("grad_norm"),
                         "learning_rate": logs.get("learning_rate"),
                         "step_s": round(time.monotonic() - state["t_last"], 2)})
