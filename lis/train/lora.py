@@ -39,8 +39,7 @@ def is_lora(model: Any) -> bool:
 
 
 def generation_model(model: Any) -> Any:
-    """The transformers model whose forward runs the adapters too (peft injects them into the base
-    model's modules): generation engines call it directly, with the model's own keyword arguments
+    """The transformers model whose forward runs the adapters too: engines call it with keyword arguments
     (``logits_to_keep``, ``past_key_values``) that the peft wrapper would hide."""
     return model.get_base_model() if is_lora(model) else model
 
@@ -52,9 +51,8 @@ def merged_model(model: Any) -> Any:
 
 
 def merged_state_dict(model: Any) -> dict[str, Any]:
-    """The plain model's weights (names and values as a model without adapters has them), with any
-    LoRA adapters merged out of place (``W + scale · B A`` per adapted layer; the trained model is not
-    touched, so a merge and unmerge cannot round a bf16 base). Tied weights are stored once."""
+    """The plain model's weights with any LoRA adapters merged out of place (the trained model is not
+    touched, so a merge and unmerge cannot round a bf16 base); tied weights stored once."""
     import torch
 
     with torch.no_grad():

@@ -152,9 +152,8 @@ def agent_key(sft: SftSection, teacher_dir: str | Path, *, root: Path | None = N
 
 
 def sft_data_digest(base_dir: str | Path, records: list[dict[str, Any]]) -> str:
-    """Digest of what SFT trains on: the successful records, in order, each encoded as the SFT data code
-    encodes it with the base's tokenizer and chat template (ids and labels; an episode it cannot align is
-    marked). Records SFT skips (unsuccessful) and fields it does not read (times, ids) do not count."""
+    """Digest of what SFT trains on: the successful records' ids and labels as SFT encodes them with the
+    base's tokenizer, in order; skipped records and unread fields (times, ids) do not count."""
     from transformers import AutoTokenizer
 
     from lis.train.sft.data import encode, record_episode

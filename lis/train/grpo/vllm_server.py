@@ -88,9 +88,8 @@ class ServerMode:
 
     @staticmethod
     def gathered_weights(accelerator: Any, wrapped: Any) -> dict[str, Any] | None:
-        """The whole model's weights when its parameters are sharded over processes (FSDP, DeepSpeed):
-        ``accelerator.get_state_dict`` (a collective: every rank calls it; rank 0 gets them). None when each
-        process holds the whole model (one process, DDP): :meth:`push_weights` then reads the model itself."""
+        """The whole model's weights when they are sharded over processes (a collective: every rank calls it;
+        rank 0 gets them); None when each process holds the whole model (:meth:`push_weights` reads it)."""
         kind = str(getattr(accelerator, "distributed_type", ""))
         if accelerator.num_processes <= 1 or not any(k in kind for k in ("FSDP", "DEEPSPEED")):
             return None
@@ -100,9 +99,8 @@ class ServerMode:
         return accelerator.get_state_dict(wrapped)
 
     def push_weights(self, model: Any, folder: Path, weights: dict[str, Any] | None = None) -> dict[str, Any]:
-        """``sync: files``: write ``model``'s weights (LoRA adapters merged, out of place; or ``weights``, the
-        gathered ones of a sharded model) to ``folder/model.safetensors`` and have the server load them;
-        returns the server's answer. Raises LisError when the server refuses or does not answer."""
+        """``sync: files``: write ``model``'s weights (LoRA merged; or the gathered ``weights``) to ``folder`` and
+        have the server load them; returns its answer. LisError when the server refuses or does not answer."""
         from safetensors.torch import save_file
 
         folder = Path(folder)

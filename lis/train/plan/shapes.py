@@ -41,9 +41,8 @@ class ModelShape:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], name: str = "") -> "ModelShape":
-        """The shape of a Qwen3 ``config.json`` (as :func:`lis.offline.random_model.read_config` returns it);
-        raises LisError (one line naming the key) on a size that is not a positive integer within
-        :data:`SHAPE_LIMITS`, or heads that the KV heads do not divide."""
+        """The shape of a Qwen3 ``config.json``; LisError (naming the key) on a size that is not a positive
+        integer within :data:`SHAPE_LIMITS`, or heads that the KV heads do not divide."""
         where = f" of {name}" if name else ""
         size = {key: _size(cfg, key, where) for key in SHAPE_LIMITS if key != "head_dim"}
         hidden, heads, kv_heads = size["hidden_size"], size["num_attention_heads"], size["num_key_value_heads"]

@@ -50,9 +50,8 @@ def _during_policy_command(record: Any) -> bool:
 
 
 def episode_faults(record: Any) -> dict[str, int]:
-    """Faults inside an episode that did not end it (counts): command timeouts, malformed tool calls
-    (bad JSON, an unknown tool, a missing argument), turns cut at their token budget, commands killed
-    for memory (the sandbox lived on)."""
+    """Counts of the faults inside an episode that did not end it: command timeouts, malformed tool calls,
+    turns cut at their token budget, commands killed for memory (the sandbox lived on)."""
     calls = [c for s in record.steps for c in s.calls]
     return {"command_timeouts": sum(1 for c in calls if c.timed_out),
             "malformed_calls": sum(1 for c in calls if c.error in MALFORMED),

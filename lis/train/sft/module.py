@@ -32,9 +32,8 @@ class LengthBatches(torch.utils.data.Dataset):
 
 
 class FromStep(torch.utils.data.Sampler):
-    """Steps ``start`` .. ``steps`` - 1, while its length is the whole run's: Lightning, resuming at
-    ``start``, counts the batches already done in the epoch (with only the remaining batches the epoch
-    would end early and the next begin again at ``start``, training some batches twice)."""
+    """Steps ``start`` .. ``steps`` - 1 with the whole run's length, because Lightning, resuming, counts the
+    batches already done: a shorter epoch would end early and the next train some batches twice."""
 
     def __init__(self, steps: int, start: int = 0):
         self.steps, self.start = steps, start
