@@ -4,13 +4,10 @@
     model = generation_model(trainer_model)       # the model whose forward applies the adapters
     merged = merged_model(trainer_model)          # what is written for evaluation and serving
 
-Rank 0 trains every weight. Rank r > 0 trains low-rank adapters on ``target_modules`` (all of a
-Qwen3 layer's projections by default) with scaling ``alpha / r``; the base stays frozen (held in
-bf16 when ``precision.bf16``). The model a stage writes is always a plain transformers model — the
-adapters merged into the base weights — so evaluation, serving and the next stage load it like any
-other; checkpoints hold the adapters (and their optimizer state) only. The paper trains every
-weight; LoRA is the knob that fits Qwen3-4B's RL on one GPU without offload (``lis train plan``),
-and it usually wants a larger learning rate than full fine-tuning (LoRA papers use ~10x).
+Rank 0 trains every weight (as the paper). Rank r > 0 trains adapters on ``target_modules`` with
+scaling ``alpha / r``; the base stays frozen (in bf16 when ``precision.bf16``). A stage always writes a
+plain transformers model, the adapters merged, so evaluation, serving and the next stage load it like
+any other; checkpoints hold the adapters only. LoRA usually wants a larger learning rate.
 """
 from __future__ import annotations
 
@@ -42,8 +39,7 @@ def is_lora(model: Any) -> bool:
 
 
 def generation_model(model: Any) -> Any:
-    """The transformers model whose forward runs the adapters too (peft injects them into the base
-    model's modules): generation engines call it directly, with the model's own keyword arguments
+    """The transformers model whose forward runs the adapters too: engines call it with keyword arguments
     (``logits_to_keep``, ``past_key_values``) that the peft wrapper would hide."""
     return model.get_base_model() if is_lora(model) else model
 
@@ -55,23 +51,19 @@ def merged_model(model: Any) -> Any:
 
 
 def merged_state_dict(model: Any) -> dict[str, Any]:
-    """The plain model's weights (names and values as a model without adapters has them), with any
-    LoRA adapters merged out of place (``W + scale · B A`` per adapted layer; the trained model is not
-    touched, so a merge and unmerge cannot round a bf16 base). Tied weights are stored once."""
+    """The plain model's weights with any LoRA adapters merged out of place (the trained model is not
+    touched, so a merge and unmerge cannot round a bf16 base); tied weights stored once."""
     import torch
 
     with torch.no_grad():
-        if not is_lora(model):
-            base, deltas = model, {}
-        else:
-            base = model.get_base_model()
-            deltas = {}
-            for name, module in base.named_modules():
-                if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
-                    for adapter in getattr(module, "active_adapters", ["default"]):
-                        if adapter in getattr(module, "lora_A", {}):
-                            d = module.get_delta_weight(adapter)
-                            deltas[f"{name}.base_layer.weight"] = deltas.get(f"{name}.base_layer.weight", 0) + d
+        base = model.get_base_model() if is_lora(model) else model
+        deltas = {}
+        for name, module in base.named_modules():  # a model without adapters has no LoRA layer: no delta
+            if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
+                for adapter in getattr(module, "active_adapters", ["default"]):
+                    if adapter in getattr(module, "lora_A", {}):
+                        d = module.get_delta_weight(adapter)
+                        deltas[f"{name}.base_layer.weight"] = deltas.get(f"{name}.base_layer.weight", 0) + d
         out, seen = {}, set()
         for key, value in base.state_dict().items():
             if "lora_" in key:

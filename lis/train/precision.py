@@ -2,14 +2,12 @@
 
     p = resolve_precision("auto", "auto")   # Precision(bf16=..., gradient_checkpointing=...)
 
-``auto`` turns a knob on where it pays: on CUDA. **bf16** is mixed precision: the weights, their
-gradients and AdamW's moments stay fp32 (master weights), the matrix products run in bf16 under
-autocast. Pure bf16 weights are not offered for full fine-tuning: at the paper's learning rate
-(1e-6) an update is ~1e-6 of a weight, far below bf16's resolution (2^-8 relative), so most
-updates would round away. With LoRA the frozen base is held in bf16 (it is never updated) and the
-adapters in fp32. **Gradient checkpointing** keeps each decoder layer's input and recomputes the
-layer in the backward pass (non-reentrant), trading about a third more compute for activations of
-one layer instead of all of them (``lis train plan`` puts numbers on both).
+``auto`` turns a knob on with CUDA. **bf16** is mixed precision: weights, gradients and AdamW's moments
+stay fp32, the matrix products run in bf16 under autocast. Pure bf16 weights are not offered for full
+fine-tuning: an update at the paper's learning rate is far below bf16's resolution and would round away
+(with LoRA the frozen base is bf16, the adapters fp32). **Gradient checkpointing** keeps each decoder
+layer's input and recomputes the layer in the backward pass (non-reentrant): more compute, far fewer
+activations (``lis train plan``).
 """
 from __future__ import annotations
 

@@ -2,19 +2,16 @@
 
     lis train tiny-agent --out DIR [--profile smoke]           # the same stages the pipeline runs
 
-The pipeline runs these as separate stages (base, teacher, sft) with their outputs under
-data/; this composes the very same functions into one folder for tests and for users who want
-the offline agent without running the pipeline. ``cached_tiny_agent()`` keeps builds under the
-cache folder ($LIS_CACHE_DIR or ~/.cache/lis) in two parts, so the test suite builds each once per
-machine and rebuilds only what an edit changes:
+This composes the pipeline's base, teacher and sft functions into one folder, for tests and for users
+who want the offline agent without the pipeline. ``cached_tiny_agent()`` keeps builds under the cache
+folder ($LIS_CACHE_DIR or ~/.cache/lis) in two parts, so each is built once per machine and rebuilt only
+when an edit changes it:
 
-- ``models/tiny-teacher-<key>``: the base and the teacher's records (``base/``, ``trajectories.jsonl``).
-  Keyed broadly (:func:`teacher_key`): the params sections, the image's content, the code that builds the
-  base and runs the teacher, the sample tasks it reads, the library versions.
-- ``models/tiny-agent-<key>``: the SFT'd agent. Keyed by content (:func:`agent_key`): the base's files, the
-  examples SFT encodes from the successful records, the sft settings, the SFT code, the versions of
-  torch, transformers and pytorch_lightning. An edit that leaves the base and the records as they were
-  (the agent loop, say) re-runs the teacher but finds the agent already trained.
+- ``models/tiny-teacher-<key>``: the base and the teacher's records, keyed broadly (:func:`teacher_key`:
+  params sections, image, code, sample tasks, library versions).
+- ``models/tiny-agent-<key>``: the SFT'd agent, keyed by content (:func:`agent_key`: the base's files,
+  the examples, the sft settings and code, the training libraries' versions), so an edit that leaves
+  base and records as they were finds the agent already trained.
 """
 from __future__ import annotations
 
@@ -38,7 +35,7 @@ from lis.offline.teacher.items import teacher_items
 from lis.offline.base import build_base
 from lis.tasks.samples import samples_dir
 from lis.util.code_version import code_version
-from lis.util.files import sha256_file
+from lis.util.files import replace_dir, sha256_file
 from lis.util.hashing import hash_obj, hash_tree
 from lis.util.jsonl import read_jsonl, write_jsonl
 
@@ -55,9 +52,8 @@ RECORDS = "trajectories.jsonl"
 
 
 def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list | None = None) -> dict[str, Any]:
-    """The base (``out/base``) and the teacher's episodes (``out/trajectories.jsonl``, in the teacher's
-    order) of ``params`` (sections base, teacher, agent), the episodes in sandboxes of ``sandbox_config``;
-    writes and returns ``out/manifest.json``."""
+    """The base (``out/base``) and the teacher's episodes in sandboxes of ``sandbox_config``
+    (``out/trajectories.jsonl``, in order) of ``params``; writes and returns ``out/manifest.json``."""
     out = Path(out)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=_parent(out)))
     try:
@@ -82,8 +78,7 @@ def build_teacher(out: str | Path, params, sandbox_config, context_tasks: list |
                     "backend": sandbox_config.backend, "image": sandbox_config.image or sandbox_config.rootfs}
         log.info("tiny agent: %d teacher episodes, %d successful", manifest["episodes"], manifest["successful"])
         (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        work.chmod(0o755)  # mkdtemp's 0700 otherwise: readable as the cache's other folders are
-        _replace(work, out)
+        replace_dir(work, out)  # 0755, not mkdtemp's 0700: readable as the cache's other folders are
         return manifest
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -108,7 +103,7 @@ def train_agent(teacher_dir: str | Path, sft: SftSection, out: str | Path) -> di
         t = json.loads((teacher_dir / "manifest.json").read_text())
         manifest["teacher"] = {"episodes": t["episodes"], "successful": t["successful"]}
         (work / "sft" / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        _replace(work / "sft", out)
+        replace_dir(work / "sft", out)
         return manifest
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -128,9 +123,8 @@ def build_tiny_agent(out: str | Path, params, sandbox_config, context_tasks: lis
 
 # -- the cache -------------------------------------------------------------------------------------------
 def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
-    """What decides the base and the teacher's records: the params sections, the image's content and the
-    backend, the code (:data:`TEACHER_CODE`, under ``root``: default this package's checkout), the sample
-    tasks, the Python and library versions."""
+    """What decides the base and the teacher's records (module doc); :data:`TEACHER_CODE` is read under
+    ``root`` (default: this package's checkout)."""
     rootfs = sandbox_config.rootfs
     return hash_obj({
         "sections": {s: params.settings(s).written() for s in TEACHER_SECTIONS},
@@ -143,9 +137,8 @@ def teacher_key(params, sandbox_config, *, root: Path | None = None) -> str:
 
 
 def agent_key(sft: SftSection, teacher_dir: str | Path, *, root: Path | None = None) -> str:
-    """What decides the agent's weights: the base's files (not its manifest, which records build times),
-    the examples SFT encodes from the successful records (:func:`sft_data_digest`), the sft settings, the
-    SFT code (:data:`SFT_CODE`, under ``root``) and the versions of the training libraries."""
+    """What decides the agent's weights (module doc): the base's files but not its manifest (build times),
+    :func:`sft_data_digest`, the sft settings, :data:`SFT_CODE` under ``root`` and the library versions."""
     teacher_dir = Path(teacher_dir)
     libs = ("torch", "transformers", "pytorch_lightning") + (("peft",) if sft.lora.rank else ())
     return hash_obj({
@@ -159,9 +152,8 @@ def agent_key(sft: SftSection, teacher_dir: str | Path, *, root: Path | None = N
 
 
 def sft_data_digest(base_dir: str | Path, records: list[dict[str, Any]]) -> str:
-    """Digest of what SFT trains on: the successful records, in order, each encoded as the SFT data code
-    encodes it with the base's tokenizer and chat template (ids and labels; an episode it cannot align is
-    marked). Records SFT skips (unsuccessful) and fields it does not read (times, ids) do not count."""
+    """Digest of what SFT trains on: the successful records' ids and labels as SFT encodes them with the
+    base's tokenizer, in order; skipped records and unread fields (times, ids) do not count."""
     from transformers import AutoTokenizer
 
     from lis.train.sft.data import encode, record_episode
@@ -195,9 +187,8 @@ def cached_teacher(params, sandbox_config) -> Path:
 
 
 def cached_tiny_agent(params, sandbox_config) -> Path:
-    """The tiny agent of ``params`` built once into the cache folder: the teacher's part
-    (:func:`cached_teacher`), then SFT unless an agent of the same key is there (a lock lets one
-    process train while others wait); returns its folder."""
+    """The tiny agent of ``params`` built once into the cache folder (:func:`cached_teacher`, then SFT unless
+    an agent of the same key is there; a lock lets one process train while others wait)."""
     from filelock import FileLock
 
     teacher = cached_teacher(params, sandbox_config)
@@ -219,9 +210,3 @@ _FOUND: dict[str, Path] = {}
 def _parent(out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     return out.parent
-
-
-def _replace(src: Path, out: Path) -> None:
-    if out.exists():
-        shutil.rmtree(out)
-    src.rename(out)

@@ -8,11 +8,14 @@ import json
 import shutil
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lis.agent.tools.schemas import TOOLS
 from lis.models import Sampling
+from lis.models.toolcalls import check_tool_call
+from lis.records import NO_LOSS
 from tests import sections
 
 pytestmark = [pytest.mark.training]
@@ -267,6 +270,40 @@ def _train_with_callback(base, records, out, settings, ckpt, callback):
         pl.Trainer.__init__ = orig
 
 
+def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sampling | None = None,
+                   max_turns: int | None = None) -> dict[str, Any]:
+    """The fraction of sampled assistant turns that parse into valid tool calls (a measure of the SFT'd model).
+
+    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.offline.teacher.episodes.Episode`);
+    those without tools (vanilla) are skipped. Each trained-on assistant turn is a test, up to
+    ``max_turns`` in all: the model gets the conversation before it and samples one turn with
+    ``sampling`` (default: temperature 1, at most 96 tokens), seeded ``seed + k``; the turn counts
+    as valid when it has at least one tool call and every call passes :func:`check_tool_call`.
+    """
+    base = Sampling(temperature=1.0, max_tokens=96).override(sampling)
+    valid = total = 0
+    reasons: dict[str, int] = {}
+    for ep in episodes:
+        if not ep.tools:
+            continue
+        for i, m in enumerate(ep.messages):
+            if m["role"] != "assistant" or m.get(NO_LOSS) or (max_turns is not None and total >= max_turns):
+                continue
+            res = chat_model.chat(ep.messages[:i], tools=ep.tools, sampling=base.override(Sampling(seed=seed + total)))
+            calls = res.message.get("tool_calls") or []
+            why = "no tool call parsed" if not calls else next(
+                (r for r in (check_tool_call(c, ep.tools) for c in calls) if r), None)
+            total += 1
+            if why is None:
+                valid += 1
+            else:
+                key = why[:60]
+                reasons[key] = reasons.get(key, 0) + 1
+    sampled = {k: v for k, v in base.__dict__.items() if v not in (None, {})}
+    return {"valid": valid, "turns": total, "rate": round(valid / total, 4) if total else 0.0,
+            "sampling": sampled, "failures": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5])}
+
+
 # -- the tiny agent (smoke recipe) -----------------------------------------------------------------------
 @pytest.mark.trained_behaviour
 def test_tiny_agent_manifest(tiny_manifest):
@@ -279,7 +316,6 @@ def test_tiny_agent_manifest(tiny_manifest):
 @pytest.mark.trained_behaviour
 def test_saved_model_emits_valid_tool_calls(tiny_model):
     """On simulated episodes the SFT never saw."""
-    from lis.train.sft.data import tool_call_rate
     from lis.offline.teacher.episodes import episodes
 
     res = tool_call_rate(tiny_model, episodes(8, 777), seed=5, sampling=Sampling(**PAPER_SAMPLING))

@@ -1,40 +1,28 @@
-"""TRL's GRPOTrainer with the two checks every GRPO step of ours records.
+"""TRL's GRPOTrainer with the paper's loss and the checks every GRPO step of ours records.
 
     trainer = CheckedGRPOTrainer(model=..., rollout_func=..., ...)     # as GRPOTrainer
     trainer.loss_settings = settings                                      # the paper's loss (lis.train.grpo.loss)
     trainer.step_norms = {"sequences": 64, "tokens": 51234}             # set by the rollout, every step
     trainer.checks.take(trainer.accelerator)   # once per optimizer step, on every rank: the step's numbers
 
-The loss: with ``loss_settings`` set, every loss computation is :mod:`lis.train.grpo.loss`'s (the
-paper's ``seq-mean-token-sum`` with verl's clips, an explicit importance-sampling mode) instead of
-TRL's ``loss_type``; ``step_norms`` are the step's episodes and trained tokens on this rank (the
-normalisers), set by the rollout before the step's first loss computation. The step's loss value
-(the sum of its micro-batches' shares, averaged over ranks) is recorded as ``loss_value``.
+With ``loss_settings`` set, every loss computation is :mod:`lis.train.grpo.loss`'s instead of TRL's
+``loss_type``, normalised by ``step_norms`` (this rank's episodes and trained tokens in the step). The
+step's loss (its micro-batches' shares, averaged over ranks) is recorded as ``loss_value``.
 
-1. **Train mode in every loss computation.** TRL weighs a micro-batch by the gradient-accumulation
-   count only when the model is in train mode (``mode == "train"``); a micro-batch computed in eval
-   mode weighs ``accumulation`` times the others and its metrics are logged as eval. The trainer
-   counts loss computations made in eval mode (``loss_calls_eval_mode``; 0 is right).
-2. **Sampler–trainer agreement.** In every loss computation, TRL recomputes the per-token
-   log-probabilities of the sampled ids (``log_softmax(logits / temperature)`` of the policy being
-   trained); the rollout handed in the engine's sampling log-probabilities
-   (``sampling_per_token_logps``). Over the trained tokens (``completion_mask × env_mask``) of the
-   step, the trainer records the importance-sampling ratio ``exp(trainer − sampler)`` (min, mean,
-   max) and the absolute log-prob difference (mean, max). One optimizer step per generation batch
-   (on-policy) means every micro-batch is recomputed with the weights the episodes were sampled
-   with, so the ratio is 1 up to float rounding when the engines sample what the trainer assumes:
-   a top-k the trainer does not know, a bf16 sampler, or stale weights on a vLLM server show here.
-   This reads the tensors TRL's own loss computes (no extra forward pass). In vLLM server mode TRL
-   also logs its own ``sampling/importance_sampling_ratio/*`` (against its pre-step recomputation).
+1. **Train mode in every loss computation.** TRL weighs a micro-batch by the accumulation count only in
+   train mode; one computed in eval mode weighs ``accumulation`` times the others and logs as eval.
+   Counted as ``loss_calls_eval_mode`` (0 is right).
+2. **Sampler–trainer agreement.** Over the step's trained tokens (``completion_mask × env_mask``), the
+   importance ratio ``exp(trainer − sampler)`` of TRL's recomputed log-probabilities against the
+   engine's (min, mean, max) and the absolute log-prob difference (mean, max). On-policy, the ratio is
+   1 up to rounding unless the engine samples something the trainer does not assume (an unknown top-k,
+   a bf16 sampler, stale server weights). Read from the tensors TRL's loss computes (no extra forward).
+3. **Importance sampling against length.** Per episode, the sequence log-ratio and its trained tokens:
+   their mean, extremes and least-squares slope per 1,000 tokens (a bf16 sampler drifts negative with
+   length), the pairs, and the fraction the importance-sampling mode masked.
 
-3. **Importance sampling against length.** Per episode, the sequence log-ratio (sum over its trained
-   tokens of trainer − sampler log-probability) and its trained tokens: the step records their mean,
-   extremes and least-squares slope per 1,000 tokens (a bf16 sampler drifts negative with length),
-   the pairs themselves, and the fraction of episodes (sequence modes) or tokens (token modes) that
-   the importance-sampling mode masked.
-
-Both wrap private TRL methods (``_compute_loss``, ``_get_per_token_logps_and_entropies``) of the
-pinned TRL 1.16; ``tests/train/test_grpo_checks.py`` fails if their meaning changes.
+Both wrap private methods of the pinned TRL (``_compute_loss``, ``_get_per_token_logps_and_entropies``);
+``tests/train/test_grpo_checks.py`` fails if their meaning changes.
 """
 from __future__ import annotations
 
@@ -121,10 +109,8 @@ PER_TOKEN = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_lo
 
 def trim_padding(inputs: dict[str, Any]) -> dict[str, Any]:
     """The micro-batch without the columns that are padding in every row: TRL pads the whole generation
-    batch to its longest episode (prompts on the left, completions on the right), so a micro-batch of
-    one 2K-token episode in a step whose longest is 80K would run an 80K forward pass with an attention
-    mask (HF then builds a tokens² mask: ~20 GB at the paper's lengths). Masked positions add 0 to the
-    loss, so its value is unchanged."""
+    batch to its longest episode, so a short episode's micro-batch would run the longest one's forward
+    pass with a tokens² attention mask. Masked positions add 0 to the loss, so its value is unchanged."""
     pm, cm = inputs["prompt_mask"], inputs["completion_mask"]
     lead = int((pm.sum(0) == 0).long().cumprod(0).sum())                       # all-padding prompt columns
     width = int(cm.size(1) - (cm.sum(0) == 0).long().flip(0).cumprod(0).sum())  # up to the last real column
@@ -138,6 +124,12 @@ def trim_padding(inputs: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, torch.Tensor) and v.dim() == 2 and v.size(1) == cm.size(1):
             out[k] = v[:, :width]
     return out
+
+
+def _trained_mask(inputs: dict[str, Any]) -> torch.Tensor:
+    """The completion positions trained on: sampled, not the environment's (TRL's ``tool_mask``)."""
+    mask = inputs["completion_mask"]
+    return mask if inputs.get("tool_mask") is None else mask * inputs["tool_mask"]
 
 
 def _length_drift(pairs: list[tuple[int, float]]) -> dict[str, Any]:
@@ -198,9 +190,7 @@ class CheckedGRPOTrainer(GRPOTrainer):
         prompt_ids, completion_ids = inputs["prompt_ids"], inputs["completion_ids"]
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
-        mask = inputs["completion_mask"]
-        if inputs.get("tool_mask") is not None:
-            mask = mask * inputs["tool_mask"]
+        mask = _trained_mask(inputs)
         logps, entropies, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask,
                                                                      completion_ids.size(1), compute_entropy=True)
         old = inputs.get("old_per_token_logps")
@@ -247,8 +237,5 @@ class CheckedGRPOTrainer(GRPOTrainer):
                                                          **kwargs)
         inputs, self._loss_inputs = self._loss_inputs, None  # the loss's first call is the policy's
         if inputs is not None and inputs.get("sampling_per_token_logps") is not None:
-            mask = inputs["completion_mask"]
-            if inputs.get("tool_mask") is not None:
-                mask = mask * inputs["tool_mask"]
-            self.checks.add(out[0], inputs["sampling_per_token_logps"], mask)
+            self.checks.add(out[0], inputs["sampling_per_token_logps"], _trained_mask(inputs))
         return out

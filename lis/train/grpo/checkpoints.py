@@ -4,13 +4,10 @@
     require_disk(folder, need, step=10)      # LisError (one line) when the disk cannot take it
 
 A checkpoint holds the trainable weights as saved (the whole model; with LoRA, the adapters only)
-and, with ``optimizer: true``, AdamW's two fp32 moments per trainable parameter plus the scheduler
-and RNG states (exact resume); ``optimizer: false`` keeps weights only (a resume restarts AdamW's
-moments: the next steps take larger, un-averaged updates). ``keep`` checkpoints are kept; the newest
-is written before the oldest is deleted, so the disk holds ``keep + 1`` of them for a moment. Before
-every save the free disk is checked against one checkpoint's size: a run stops with a one-line error
-rather than dying mid-write with a half checkpoint (the earlier ones stay, and the run resumes from
-the last once there is room).
+and, with ``optimizer: true``, AdamW's two fp32 moments per trainable parameter (exact resume);
+``optimizer: false`` keeps weights only (a resume restarts AdamW's moments). The newest of ``keep`` is
+written before the oldest is deleted. The free disk is checked before every save, so a run stops with
+a one-line error instead of dying with a half-written checkpoint (it resumes from the last one).
 """
 from __future__ import annotations
 

@@ -7,38 +7,21 @@
     trainer.train()
     factory.close()          # or at interpreter exit: no sandbox is left behind either way
 
-TRL 1.16 builds one environment instance per rollout, calls ``reset(**row)`` with every dataset
-column, exposes every public method as a tool (its schema from the type hints and the Google
-docstring), runs the model's tool calls against them, and asks ``get_reward()`` once the rollout
-ends. :class:`SandboxEnvironment`'s public methods are exactly the paper's three tools —
-``execute_bash``, ``str_replace_editor``, ``submit`` — with the schemas of
-:mod:`lis.agent.tools.schemas` (names, parameters, enum, required), and their observations are
-our agent loop's, byte for byte (:func:`lis.agent.tools.dispatch.execute_tool_call`), with
-"Steps Remaining: N" after each. ``reset`` takes a fresh sandbox from a pool (one per process and
-sandbox configuration) and places the task's files as an evaluation does; ``get_reward`` reads the
-answer file (as it was at ``submit``, else at the end) and scores it with our scorer on the host.
+TRL builds one environment per rollout, calls ``reset(**row)``, exposes every public method as a tool
+(schema from the type hints and docstring) and asks ``get_reward()`` at the end.
+:class:`SandboxEnvironment`'s public methods are exactly the paper's three tools, with our agent
+loop's schemas and observations. TRL has no teardown hook, so a sandbox goes back to its per-process
+pool in ``get_reward`` and the next ``reset``, and the pools close in :meth:`SandboxEnvironmentFactory.close`
+or at exit (every sandbox also carries the labels ``lis sandbox cleanup`` sweeps). Environments pickle
+without their live sandbox (TRL's async trainer ships them to workers).
 
-No sandbox is left behind although TRL has no teardown hook: the sandbox goes back to the pool
-(destroyed) in ``get_reward`` and in the next ``reset``; the pools are closed by
-:meth:`SandboxEnvironmentFactory.close`, at interpreter exit, and every sandbox carries the
-``lis.managed`` labels that ``lis sandbox cleanup`` sweeps. The factory and its environments pickle
-(TRL's async trainer ships them to workers): an environment pickles without its live sandbox, and a
-pool is opened lazily in whichever process first needs one.
+TRL resets a batch's environments one after another in one thread, so with fewer sandboxes per process
+(``max_sandboxes``) than rollouts a ``reset`` would wait forever: it waits ``acquire_timeout_s``, then
+raises a one-line LisError naming the limit and the fix.
 
-A process holds at most ``max_sandboxes`` at once (one per environment, from its ``reset`` to its
-``get_reward`` or next ``reset``). A ``reset`` that finds them all held waits ``acquire_timeout_s``
-(default 600 s) for one to come back, then raises a one-line LisError naming the limit and the fix
-(raise ``max_sandboxes`` to the rollouts a process runs at once, or run fewer at once): TRL resets a
-batch's environments one after another in one thread, so with fewer sandboxes than rollouts the
-wait would otherwise never end.
-
-How this differs from ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md): TRL
-re-renders the tool results through the chat template and appends those ids (ours are the ids of
-the template's text for exactly the new messages, checked against a full render); ``submit`` cannot
-end a TRL rollout (the model ends it by answering without a tool call; a call after ``submit`` is
-refused); TRL runs the tool calls of all rollouts one after another in one thread; and the
-episode's budget is TRL's ``max_tool_calling_iterations`` / ``max_completion_length`` (an over-long
-episode is not set to reward 0).
+Unlike ``lis train grpo``'s token-exact ``rollout_func`` (docs/training-grpo.md), TRL re-renders tool
+results through the chat template, ``submit`` cannot end a rollout, tool calls run one rollout after
+another, and an over-long episode is not set to reward 0.
 """
 from __future__ import annotations
 
@@ -111,11 +94,8 @@ def environment_dataset(tasks: list[Task], mode: str = "sandbox"):
 
 
 class SandboxEnvironment:
-    """One rollout's computer: a sandbox with the task's files and the paper's three tools.
-
-    Only the three tools are public (TRL exposes every public method as a tool); ``reset`` and
-    ``get_reward`` are TRL's hooks.
-    """
+    """One rollout's computer: a sandbox with the task's files and the paper's three tools, its only public
+    methods besides TRL's hooks ``reset`` and ``get_reward`` (TRL exposes every public method as a tool)."""
 
     def __init__(self, spec: EnvironmentSpec):
         self._spec = spec
@@ -128,10 +108,8 @@ class SandboxEnvironment:
 
     # -- TRL's hooks -------------------------------------------------------------------------------
     def reset(self, **row: Any) -> None:
-        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files.
-
-        Raises LisError when no sandbox comes free within ``acquire_timeout_s`` (a sandbox that fails
-        to start is this rollout's error: no reward, no exception)."""
+        """Start the next rollout: give back the last sandbox, take a fresh one, place the task's files. Raises
+        LisError when none comes free in time (one that fails to start is this rollout's error: no reward)."""
         self._release()
         task = row.get("task")
         self._task = Task.from_dict(json.loads(task) if isinstance(task, str) else task)

@@ -1,35 +1,22 @@
-"""The policy loss of a GRPO step, as the paper's recipe defines it (its authors' verl 0.5 script).
+"""The policy loss of a GRPO step, as the paper's recipe defines it (its authors' verl script).
 
     weights, masked = is_weights(trainer_logps, sampler_logps, mask, mode="sequence_mask", cap=3.0)
     per_token = policy_loss(logps, old_logps, advantages, s, weights)
     loss = aggregate(per_token, mask, s.loss_agg, sequences=64, tokens=trained_tokens)
 
-**Per token** (verl's ``compute_policy_loss`` with clip-higher and dual clip): with the ratio
-``r = exp(logp - old_logp)`` and the episode's advantage ``A``,
-``l = max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high))``, and for ``A < 0`` also
-``l = min(l, -A c)`` (dual clip, ``c = clip_dual``; None: off). One optimizer step per generation
-batch makes ``old_logp`` the trainer's own log-probability of the sampled id (detached), so ``r = 1``
-in value and the gradient is ``-A ∇logp`` — the clips act only when a step is split (``num_iterations``
-> 1, off-policy data), as in the paper.
+**Per token** (verl's ``compute_policy_loss``, clip-higher and dual clip): with ``r = exp(logp -
+old_logp)`` and advantage ``A``, ``l = max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high))``, and for
+``A < 0`` also ``l = min(l, -A clip_dual)``. On-policy ``r = 1`` and the gradient is ``-A ∇logp``.
 
-**Importance sampling** (``mode``; the paper applies none): the rollout engine's sampling
-log-probabilities differ from the trainer's (a vLLM server in bf16, stale weights, another kernel),
-and the correction weights each token's loss by ``w = exp(trainer - sampler)`` per token
-(``token_*``) or per episode (``sequence_*``, the sum over its trained tokens), detached: ``*_truncate``
-cuts ``w`` at ``cap`` (and raises it to ``floor`` when given); ``*_mask`` keeps ``w`` inside
-``[floor, cap]`` and sets it to 0 outside (that token, or the whole episode, leaves the loss). A
-sequence's log-ratio is a sum over its tokens, so a small per-token drift grows with length: long
-episodes are the ones ``sequence_mask`` drops (the step log records the masked fraction and the
-log-ratio against length).
+**Importance sampling** (``mode``; the paper applies none) weights the loss by the detached
+``w = exp(trainer - sampler)`` per token (``token_*``) or per episode (``sequence_*``): ``*_truncate``
+clamps ``w`` to ``[floor, cap]``, ``*_mask`` sets it to 0 outside. A sequence's log-ratio grows with
+length, so ``sequence_mask`` drops long episodes first.
 
-**Aggregation** over the step (``agg``): ``seq-mean-token-sum`` — each episode's token sum, averaged
-over the step's episodes (the paper's: no length normalisation, an episode weighs by its tokens);
-``token-mean`` — the sum over the step's trained tokens divided by their number; ``seq-mean-token-mean``
-— each episode's token mean, averaged over episodes. Normalisers are the step's (this rank's
-episodes and trained tokens), not a micro-batch's, so the value does not depend on how the step is
-split into micro-batches and accumulation steps; under several processes the gradients' average
-over ranks makes it the global mean. Errored episodes count as episodes (mask 0, no tokens), as
-verl counts every row of its batch.
+**Aggregation** (``agg``): ``seq-mean-token-sum`` (the paper's: each episode's token sum, averaged over
+episodes), ``token-mean`` or ``seq-mean-token-mean``. The normalisers are the step's on this rank, not a
+micro-batch's, so the value does not depend on how the step is split; errored episodes count as
+episodes (mask 0), as verl counts every row.
 """
 from __future__ import annotations
 

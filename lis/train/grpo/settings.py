@@ -1,13 +1,5 @@
-"""GRPO settings: the ``grpo`` params section (:class:`lis.config.training.GrpoSection`), validated and
-frozen, is what the stage, the trainer, the rollout and the loss read. Its values live in params.yaml.
-
-The paper's recipe (its released script, rLLM/verl): 8 prompts × 8 samples per step, lr 1e-6
-constant, clip ratio 0.2 low / 0.28 high, no KL, RLOO-style advantages (group mean, no std
-scaling; RLOO differs by the constant n/(n−1)), ``seq-mean-token-sum`` loss aggregation (each
-episode's token sum, averaged over the step's episodes) with verl's dual clip (c = 3) for negative
-advantages, no importance-sampling correction, temperature 1.0, 100 turns, 16K prompt and 64K
-episode budgets, over-long or max-turn episodes rewarded 0, 150 steps (4B) / 50 (30B), a
-checkpoint every 10 steps.
+"""GRPO settings: the validated ``grpo`` params section (:class:`lis.config.training.GrpoSection`) as the
+stage, the trainer, the rollout and the loss read it. Its values, the paper's recipe, live in params.yaml.
 """
 from __future__ import annotations
 
@@ -30,8 +22,8 @@ def checkpoint_key(g: GrpoSection) -> dict[str, Any]:
 
 def rl_sampling(g: GrpoSection, seed: int | None = None) -> Sampling:
     """The one sampling policy of the rollouts: every field set, so no engine falls back to a model's
-    ``generation_config`` (Qwen3-Instruct's says top-k 20) or a server's defaults. TRL is given the same
-    temperature / top-p / top-k (:func:`trl_sampling`)."""
+    ``generation_config`` (Qwen3-Instruct's sets a top-k) or a server's defaults; TRL gets the same
+    (:func:`trl_sampling`)."""
     return Sampling(temperature=g.temperature, top_p=g.top_p, top_k=g.top_k or 0, repetition_penalty=1.0,
                     max_tokens=g.max_tokens_per_turn, seed=seed)
 

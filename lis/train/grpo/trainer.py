@@ -3,19 +3,16 @@
     train_grpo(init_dir, tasks, out_dir, settings, agent_cfg=..., pool=..., mode="sandbox",
                ckpt_dir=..., log_path=...)
 
-TRL's ``rollout_func`` hook gets each generation batch's prompts (every prompt repeated
-``samples_per_prompt`` times); we run all of those episodes at once (:func:`run_group`: our
-loop, tools, prompts, answer file and scorer, in real sandboxes, each turn batched across the
-episodes by the policy's engine) and hand TRL, per episode, the prompt ids, the completion ids
-(sampled + environment), the sampled log-probs and the environment mask. TRL's own tool loop
-(which executes tools one rollout after another) is not used. One generation batch makes one
-optimizer step (on-policy, as the paper). Checkpoints every ``save_every`` steps go to
-``ckpt_dir`` (outside the stage's outputs); a re-run resumes from the last one.
+TRL's ``rollout_func`` gets each generation batch's prompts (each repeated ``samples_per_prompt``
+times); we run all those episodes at once (:func:`run_group`: our loop, tools, prompts and scorer in
+real sandboxes, turns batched by the policy's engine) and hand TRL per episode the prompt ids, the
+completion ids (sampled + environment), the sampled log-probs and the environment mask. TRL's own tool
+loop (one rollout after another) is not used. One generation batch makes one optimizer step
+(on-policy). Checkpoints go to ``ckpt_dir`` (outside the stage's outputs); a re-run resumes from the last.
 
-Several processes (``accelerate launch --num_processes N``): TRL hands each rank its share of the
-generation batch (the global batch stays ``prompts_per_step × samples_per_prompt``); each rank runs
-only its own episodes in its own sandbox pool, seeded by their global index (no episode twice), the
-step's statistics are gathered from every rank, and rank 0 alone writes the step log and the model.
+Under ``accelerate launch --num_processes N`` each rank runs its share of the batch in its own sandbox
+pool, seeded by the episodes' global index; the step's statistics are gathered from every rank and
+rank 0 alone writes the step log and the model.
 """
 from __future__ import annotations
 
@@ -26,6 +23,7 @@ import logging
 import math
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -96,10 +94,8 @@ def episode_facts(rollouts: list, rank: int, tasks: list, seeds: list[int]) -> l
 
 
 def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
-    """What a step's rollouts did: rewards, solve rates per group, outcomes and faults, turns, tool calls,
-    tokens, drift, masked fraction. Reward statistics are over the episodes that ran: an infrastructure
-    error has no reward (it is out of its group's baseline and out of the loss, as in training); a policy
-    fault keeps its reward (0) and counts."""
+    """What a step's rollouts did: rewards, solve rates, outcomes and faults, turns, tokens, drift. Reward
+    statistics leave infrastructure errors out (as training does) and count a policy fault's reward."""
     n = len(rollouts)
     rewards = [None if r.error else r.reward for r in rollouts]
     groups = [[x for x in rewards[i:i + samples_per_prompt] if x is not None] for i in range(0, n, samples_per_prompt)]
@@ -110,10 +106,7 @@ def group_stats(rollouts: list, samples_per_prompt: int) -> dict[str, Any]:
     k = len(scored)
     mean = sum(scored) / k if k else 0.0
     outcomes = {o: sum(1 for r in rollouts if _outcome(r) == o) for o in OUTCOMES}
-    faults: dict[str, int] = {}
-    for r in rollouts:
-        if r.stats.get("fault"):
-            faults[r.stats["fault"]] = faults.get(r.stats["fault"], 0) + 1
+    faults = Counter(r.stats["fault"] for r in rollouts if r.stats.get("fault"))
     return {
         "reward_mean": round(mean, 4),
         "reward_std": round(math.sqrt(sum((x - mean) ** 2 for x in scored) / k), 4) if k else 0.0,
@@ -157,9 +150,8 @@ def _outcome(r) -> str:
 
 
 def rollout_output(rollouts: list) -> dict[str, list]:
-    """What ``rollout_func`` hands TRL for these rollouts: per episode the prompt ids, the completion ids
-    (sampled + environment), the sampling log-probs, the environment mask (1 = sampled, trained on), and
-    the reward and error flag that :func:`sandbox_reward` reads."""
+    """What ``rollout_func`` hands TRL: per episode the ids, the sampling log-probs, the environment mask
+    (1 = sampled, trained on), and the reward and error flag that :func:`sandbox_reward` reads."""
     return {"prompt_ids": [r.sample["prompt_ids"] for r in rollouts],
             "completion_ids": [r.sample["completion_ids"] for r in rollouts],
             "logprobs": [r.sample["logprobs"] for r in rollouts],
@@ -168,18 +160,16 @@ def rollout_output(rollouts: list) -> dict[str, list]:
 
 
 def sandbox_reward(prompts, completions, env_reward, env_error, **kwargs) -> list[float | None]:
-    """The reward function TRL calls: the episode's reward, None for an errored episode. None keeps it
-    out of its group's mean and std (TRL's nan-aware baseline) and gives it advantage 0; its tokens are
-    masked out of the loss as well (:func:`lis.train.rollout.group.run_episode`). An infrastructure error
-    says nothing about the policy: as reward 0 it would shift the advantages of the group's other episodes."""
+    """The reward function TRL calls: the episode's reward, None for an errored episode, which keeps it out
+    of its group's baseline (advantage 0): an infrastructure error says nothing about the policy, and as
+    reward 0 it would shift the advantages of the group's other episodes."""
     return [None if err else float(x) for x, err in zip(env_reward, env_error)]
 
 
 def grpo_config(s: GrpoSection, ckpt: Path, *, n_proc: int = 1, precision=None, lora: bool = False, server=None,
                 progress: bool = False):
-    """TRL's GRPOConfig of the settings: the recipe, the precision knobs, the checkpoint policy, and in
-    vLLM server mode TRL's own importance-sampling correction off (``grpo.importance_sampling`` is the
-    one correction: TRL's default would weigh every sequence by its summed log-ratio, masked above 3)."""
+    """TRL's GRPOConfig of the settings; in vLLM server mode TRL's own importance-sampling correction is off
+    (``grpo.importance_sampling`` is the one correction)."""
     import torch
     from trl import GRPOConfig
 
@@ -220,13 +210,9 @@ def _full_model(trainer):
 def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings: GrpoSection, *, agent_cfg,
                pool, mode: str, ckpt_dir: str | Path, log_path: str | Path, progress: bool = False,
                engine_wrapper: Any = None) -> dict[str, Any]:
-    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary.
-
-    ``engine_wrapper(engine, policy)``: an engine put in front of the policy's (the rehearsal's
-    scripted turns, :mod:`lis.train.rehearsal`); None in real runs.
-
-    Tasks whose first prompt is over ``max_prompt_tokens`` in ``mode`` are dropped before training
-    (counted in the summary's ``prompts_dropped``); raises LisError when none is left."""
+    """Train the model in ``init_dir`` on ``tasks`` and write it to ``out_dir``; return a summary. Tasks over
+    the prompt budget are dropped first (``prompts_dropped``; LisError when none is left).
+    ``engine_wrapper(engine, policy)``: an engine in front of the policy's (the rehearsal's scripted turns)."""
     import dataclasses
 
     import torch
@@ -370,11 +356,10 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
         def on_log(self, args, tstate, control, logs=None, **kwargs):
             if not tstate.is_world_process_zero:  # rank 0 alone writes the step log
                 return
-            row = state.pop("pending", None)
+            row = state.get("pending")
             if row is None or not logs or "loss" not in logs:
-                if row is not None:
-                    state["pending"] = row
                 return
+            del state["pending"]
             row.update({"loss": logs.get("loss"), "grad_norm": logs.get("grad_norm"),
                         "learning_rate": logs.get("learning_rate"),
                         "step_s": round(time.monotonic() - state["t_last"], 2)})

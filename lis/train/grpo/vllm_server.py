@@ -1,44 +1,20 @@
-"""GRPO with generation on a vLLM server (TRL's server mode): params ``grpo.vllm``.
+"""GRPO with generation on a vLLM server (TRL's server mode): params ``grpo.vllm`` (documented in params.yaml).
 
-    grpo:
-      vllm:
-        mode: server                      # none (default): the policy generates in the training process
-        base_url: http://gpu-host:8000    # the server's root (TRL's vllm_server_base_url)
-        model: null                       # the served model name (null: the first GET /v1/models lists)
-        logprobs_mode: processed_logprobs # the server's --logprobs-mode (TRL's vllm-serve uses this one)
-        timeout_s: 240                    # how long TRL waits for the server at start
-        command: null                     # e.g. [vllm, serve, "{model}", --port, "{port}"]: started when
-        env: {}                           #   base_url/health does not answer (with env: the server's GPUs),
-        startup_timeout_s: 1800           #   stopped on every exit path
-        sync: trl                         # how the new weights reach the server before each step: trl (TRL's
-                                          # NCCL push into vLLM; CUDA, vLLM installed here) | files (lis saves
-                                          # them, the server reloads them: vLLM's reload RPC or lis's ChatServer)
+    server = ServerMode.from_settings(grpo.vllm)     # None for mode none: the policy generates in process
+    server.start(init_dir, state_dir)                # runs ``command`` unless base_url already answers
+    policy = server.policy(model, tokenizer, seed)   # the training model's template, the server's engine
 
-What changes in server mode: TRL is configured with ``use_vllm=True, vllm_mode="server"`` and pushes
-the policy's weights to the server before every generation batch (it does so before calling our
-``rollout_func``; its weight transfer needs vLLM installed in the training environment). The
-episodes are the same episodes (:func:`lis.train.rollout.group.run_group`, token-exact sessions):
-only the engine behind the policy changes, from the in-process batching engine to
-:class:`~lis.models.vllm_tokens.VLLMTokenEngine` — prompt token ids in, sampled ids and their
-log-probabilities out, the server batching the concurrent episodes' turns. The policy's chat
-template, stop ids and tool-call parser stay the training model's (:class:`LocalHFModel` over the
-same tokenizer), so nothing is re-tokenised.
+The episodes are the same (:func:`lis.train.rollout.group.run_group`, token-exact); only the engine
+behind the policy changes to :class:`~lis.models.vllm_tokens.VLLMTokenEngine`, and the chat template,
+stop ids and tool-call parser stay the training model's, so nothing is re-tokenised. ``command``
+placeholders: ``{model}`` the start model's folder, ``{port}`` the port of ``base_url``.
 
-``command`` placeholders: ``{model}`` is the start model's folder (absolute), ``{port}`` the port of
-``base_url``. The server is started through :mod:`lis.util.server_process` (a server that already
-answers is reused and left running; one lis started is stopped when the stage ends, on errors and on
-SIGINT/SIGTERM too).
-
-``sync: files`` works without vLLM in the training process and on vLLM's CPU build: TRL is not told
-about the server; before every generation batch rank 0 writes the policy's weights (adapters merged,
-for LoRA) to one safetensors file and has the server load them. A vLLM server (``owned_by: vllm`` in
-``/v1/models``) reloads them in place through its weight-reload RPC (``POST /collective_rpc``
-``reload_weights`` with the folder, then ``POST /reset_prefix_cache`` so that no cached prefix of the
-old weights is reused); it must run with ``VLLM_SERVER_DEV_MODE=1``, which exposes those routes (keep
-such a server off public networks). lis's own :class:`lis.models.server.ChatServer` (the stand-in of
-the rehearsal) takes ``POST /lis/load_weights``. It costs a write and a read of the weights per step
-(seconds for 4B on a local NVMe disk) and needs a filesystem both see. TRL's NCCL push (``sync: trl``)
-needs CUDA on both sides.
+``sync: trl``: TRL pushes the weights over NCCL before calling our ``rollout_func`` (CUDA on both
+sides, vLLM installed here). ``sync: files``: TRL is not told about the server; before every generation
+batch rank 0 writes the weights (LoRA merged) to one safetensors file on a filesystem both see and has
+the server load it — vLLM through its weight-reload RPC then ``/reset_prefix_cache`` (it needs
+``VLLM_SERVER_DEV_MODE=1``, which exposes those routes: keep it off public networks), lis's
+:class:`lis.models.server.ChatServer` through ``POST /lis/load_weights``.
 """
 from __future__ import annotations
 
@@ -112,9 +88,8 @@ class ServerMode:
 
     @staticmethod
     def gathered_weights(accelerator: Any, wrapped: Any) -> dict[str, Any] | None:
-        """The whole model's weights when its parameters are sharded over processes (FSDP, DeepSpeed):
-        ``accelerator.get_state_dict`` (a collective: every rank calls it; rank 0 gets them). None when each
-        process holds the whole model (one process, DDP): :meth:`push_weights` then reads the model itself."""
+        """The whole model's weights when they are sharded over processes (a collective: every rank calls it;
+        rank 0 gets them); None when each process holds the whole model (:meth:`push_weights` reads it)."""
         kind = str(getattr(accelerator, "distributed_type", ""))
         if accelerator.num_processes <= 1 or not any(k in kind for k in ("FSDP", "DEEPSPEED")):
             return None
@@ -124,9 +99,8 @@ class ServerMode:
         return accelerator.get_state_dict(wrapped)
 
     def push_weights(self, model: Any, folder: Path, weights: dict[str, Any] | None = None) -> dict[str, Any]:
-        """``sync: files``: write ``model``'s weights (LoRA adapters merged, out of place; or ``weights``, the
-        gathered ones of a sharded model) to ``folder/model.safetensors`` and have the server load them;
-        returns the server's answer. Raises LisError when the server refuses or does not answer."""
+        """``sync: files``: write ``model``'s weights (LoRA merged; or the gathered ``weights``) to ``folder`` and
+        have the server load them; returns its answer. LisError when the server refuses or does not answer."""
         from safetensors.torch import save_file
 
         folder = Path(folder)

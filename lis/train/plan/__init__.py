@@ -7,11 +7,7 @@
     from lis.train.plan import check_run
     metrics["memory_plan"] = check_run(params.settings("grpo"), "grpo", init_dir)   # at a stage's start
 
-Modules: :mod:`.shapes` (a Qwen3 config's parameter counts; which model a plan is for),
-:mod:`.setups` (processes, sharding and offload from an accelerate config or its launch env),
-:mod:`.memory` (the terms and the formula, documented there), :mod:`.table` (the terminal table),
-:mod:`.check` (plans per stage, the refusal, :func:`check_run`), :mod:`.measure` (measured peaks on
-the CPU in a fresh process). docs/training-plan.md has the numbers.
+The formula is documented in :mod:`.memory`; docs/training-plan.md has the numbers.
 """
 from lis.train.plan.check import check_run, plan_stage, plan_stages, refusal, stage_setup
 from lis.train.plan.memory import GB, SFT_LOGITS_CHUNK, Plan, Term, Workload, estimate, layer_saved_bytes, workload

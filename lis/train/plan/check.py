@@ -97,17 +97,9 @@ def device_capacity(env: Mapping[str, str]) -> tuple[str, float, float]:
 
 def check_run(sec: GrpoSection | SftSection, stage: str, init_dir: Path, *,
               env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The memory plan of THIS run, made at a stage's start from shapes alone (no model is built).
-
-    ``sec``: the stage's validated settings (grpo with a run's overrides, e.g. llm_rl's); ``stage``: grpo |
-    sft; ``init_dir``: the model the stage starts from (its ``config.json``). The setup is what ``accelerate
-    launch`` put in the environment (WORLD_SIZE, ACCELERATE_USE_FSDP, FSDP_OFFLOAD_PARAMS,
-    ACCELERATE_USE_DEEPSPEED, ACCELERATE_DEEPSPEED_ZERO_STAGE, ACCELERATE_DEEPSPEED_OFFLOAD_*_DEVICE; sft: its
-    own ``devices``); the capacity is the CUDA device's total memory, else the host's memory over the processes
-    on it. Logs the table; returns the plan as a dict (:meth:`Plan.as_dict`, for the stage's metrics). Raises
-    LisError (one line: the largest term and the knob that shrinks it) when the run cannot fit, or when
-    ``init_dir`` holds no Qwen3 config.json.
-    """
+    """The memory plan of THIS run at a stage's start, from shapes alone, under the setup ``accelerate
+    launch`` put in ``env``: logs the table and returns :meth:`Plan.as_dict`. Raises LisError (the largest
+    term and its knob) when the run cannot fit or ``init_dir`` holds no Qwen3 config.json."""
     if stage not in STAGES:
         raise LisError(f"unknown stage {stage!r} for a memory plan", "use grpo or sft")
     env = os.environ if env is None else env

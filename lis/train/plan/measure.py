@@ -5,33 +5,15 @@
     calibrate(work)                                           # both models, with checks (`lis bench all`'s plan)
     python -m lis.train.plan.measure --child '<json spec>'    # one case (what measure_case starts)
 
-Cases (fp32 on the CPU, two optimizer steps each; the second is the first whose forward and backward
-passes run beside the optimizer state, as every later step of a run does):
+Cases (:func:`default_cases`; fp32, two optimizer steps so the second runs beside the optimizer state;
+checkpointing on and off): ``grpo`` — a real CheckedGRPOTrainer built as ``train_grpo`` builds it, fed
+synthetic episodes (``padded``: two of unequal length in one micro-batch); ``sft`` — ``batch_loss`` with
+SFTModule's optimizer, as Lightning steps it.
 
-* ``grpo``: a real :class:`lis.train.grpo.checked_trainer.CheckedGRPOTrainer` (TRL's GRPOTrainer, built
-  as :func:`lis.train.grpo.trainer.train_grpo` builds it) whose ``rollout_func`` returns synthetic
-  episodes of the configured lengths (prompt ids, completion ids, log-probabilities, environment mask;
-  no sandbox, no generation); two episodes per step, one per micro-batch (so the second micro-batch
-  of a step runs with every gradient allocated); with and without gradient checkpointing; ``padded``:
-  the second episode shorter, so its micro-batch carries padding and an attention mask;
-* ``sft``: :func:`lis.train.sft.data.batch_loss` on synthetic examples, the optimizer
-  :class:`lis.train.sft.module.SFTModule` configures, gradient clipping at 1.0 and ``zero_grad``
-  with ``set_to_none`` as Lightning does; with and without gradient checkpointing. At most
-  :data:`~lis.train.plan.memory.SFT_LOGITS_CHUNK` labelled positions per batch, so one chunk holds
-  them all and the case measures the same whether the loss is chunked or not.
-
-What is measured: the process's peak resident memory (``VmHWM``, the counter ``getrusage`` reports as
-``ru_maxrss``) during the steps minus its resident memory just before them (after the imports, the
-model's load with its weights copied into the process's memory — transformers maps a safetensors file
-and pages in only what a forward pass touches —, the trainer's construction and a ``gc.collect`` +
-``malloc_trim``): the peak is reset
-to the current RSS through ``/proc/self/clear_refs`` (5) right before the steps, so the import and
-load peaks do not count. glibc is told to hand freed memory back at once
-(``MALLOC_MMAP_THRESHOLD_=65536``: every block of 64 KiB or more is its own mapping, unmapped when
-freed — the dynamic threshold would otherwise climb to 32 MiB and keep freed tensors resident;
-``MALLOC_TRIM_THRESHOLD_=0``: the heap's top is returned at every free), so RSS follows live memory.
-What is compared: the plan's peak without its margin, less its weights (already resident in the
-baseline).
+Measured: the peak resident memory (``VmHWM``, reset through ``/proc/self/clear_refs``) during the steps
+minus the resident memory just before them (weights loaded into memory, trainer built, garbage
+collected). :data:`CHILD_ENV` makes glibc return freed memory at once, so RSS follows live memory.
+Compared: the plan's peak without margin, less its weights.
 """
 from __future__ import annotations
 
@@ -71,7 +53,7 @@ def default_cases(tokens: int) -> list[dict[str, Any]]:
 
 def auto_tokens(model_dir: Path) -> int:
     """Positions per sequence so that activations and logits dominate the fixed state and a case stays
-    near a minute on 2 shared cores: 8,192 for the tiny model, 1,024 for tens of millions of parameters."""
+    short on a few CPU cores: more for smaller models."""
     p = read_shape(model_dir).params
     return 8192 if p < 5e6 else (1024 if p < 1e8 else 256)
 
@@ -130,13 +112,10 @@ def measure_model(model_dir: Path, *, tokens: int | None = None, stages: tuple[s
     """Every case of :func:`default_cases` for ``model_dir`` (a model folder with its tokenizer)."""
     tokens = tokens or auto_tokens(model_dir)
     out = []
-    for case in default_cases(tokens):
-        if case["stage"] not in stages:
-            continue
-        row = measure_case(model_dir, case, threads=threads)
-        out.append(row)
+    for case in (c for c in default_cases(tokens) if c["stage"] in stages):
+        out.append(measure_case(model_dir, case, threads=threads))
         if progress:
-            progress(row)
+            progress(out[-1])
     return out
 
 
@@ -231,9 +210,8 @@ def _reset_peak() -> None:
 
 
 def _resident(model: Any) -> None:
-    """Copy the weights into the process's own memory. transformers maps a safetensors file of the
-    model's dtype into memory and only the pages a forward pass touches become resident: without this
-    the weights (4 bytes a parameter) would join the measured peak instead of the baseline."""
+    """Copy the weights into the process's own memory: transformers maps a safetensors file, so without
+    this the weights would become resident during the steps and join the measured peak."""
     import torch
 
     with torch.no_grad():

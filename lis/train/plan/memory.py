@@ -4,77 +4,36 @@
     plan = estimate(shape, w, setup)          # Plan: terms, phases, peak, fits, disk
     plan.peak_gb, plan.fits, plan.largest()
 
-Every term is bytes, computed from the shape, the stage's params and the setup; nothing is fitted to
-measurements (``lis train plan --measure`` compares the sum with measured peaks on the CPU,
-docs/training.md, "Will it fit?").
+Every term is bytes computed from the shape, the stage's params and the setup; nothing is fitted to
+measurements (``lis train plan --measure`` compares the sum with measured peaks on the CPU).
 
-**State** (per parameter; N processes, a 1/N share when the setup shards it, in CPU memory when it
-offloads it): weights 4 B (fp32; DeepSpeed with bf16 keeps 2 B bf16 weights plus a 4 B fp32 master
-copy; LoRA keeps the frozen base in 2 B bf16 when bf16, else 4 B, and its adapters in 4 B);
-gradients 4 B and AdamW's two moments 8 B per *trainable* parameter. bf16 without FSDP/DeepSpeed
-is autocast over the fp32 weights (HF Trainer's ``bf16=True``, Lightning's ``bf16-mixed``): autocast
-also keeps a bf16 copy of every linear weight between the forward and the backward pass (2 B).
-DDP adds its gradient buckets (4 B per trainable parameter). Under sharding each process also holds
-the layers it is computing on, gathered: the root (embedding) unit, the current and the prefetched
-decoder layer in the compute dtype, and one layer's unsharded gradients.
+**State** per parameter (1/N when sharded, in CPU memory when offloaded): weights 4 B (DeepSpeed bf16:
+2 B plus a 4 B master; LoRA: the frozen base 2 B when bf16, adapters 4 B); per trainable parameter
+gradients 4 B and AdamW's moments 8 B; autocast (bf16 without FSDP/DeepSpeed) a bf16 copy of every
+linear weight; DDP's buckets 4 B. Under sharding a process also holds the root unit, the current and
+the prefetched layer gathered, and one layer's unsharded gradients.
 
-**Activations** of one micro-batch (``rows`` sequences of ``tokens``), what autograd keeps for the
-backward pass per token and decoder layer of Qwen3 (hidden h, intermediate i, query width
-q = heads × head_dim, key/value width kv = kv_heads × head_dim; sdpa attention, RMSNorm, q/k norm,
-RoPE, SwiGLU) — each tensor below is one that autograd saves (counted with
-``torch.autograd.graph.saved_tensors_hooks`` in tests/train/test_plan.py):
+**Activations** autograd saves per token and decoder layer of Qwen3 (hidden h, intermediate i, query
+width q, key/value width kv; checked with ``saved_tensors_hooks`` in tests/train/test_plan.py): fp32
+``4 × (6h + 5q + 4kv + 4i)``; autocast ``26h + 12q + 10kv + 8i``; bf16 weights (FSDP mixed precision,
+DeepSpeed bf16, a bf16 LoRA base) ``16h + 12q + 10kv + 8i``; plus norm and log-sum-exp statistics. With
+padding, sdpa gets keys and values repeated to q width and every layer saves the mask in the query
+dtype (rows × tokens² × 2 or 4 bytes). Gradient checkpointing keeps only each layer's input and
+recomputes one layer at a time; a layer's backward adds 2h + 2i per token.
 
-* fp32 (no bf16): ``4 × (6h + 5q + 4kv + 4i)`` bytes — the layer input, the input norm's normalised
-  and scaled outputs, q and k before and after their norm, q and k after RoPE, v, the attention
-  output and its contiguous copy (o_proj's input), the residual after attention, the post-attention
-  norm's two outputs, and the MLP's gate, SiLU, up and product (i each);
-* autocast (fp32 weights, bf16 compute): ``26h + 12q + 10kv + 8i`` — the residual stream and the
-  norms stay fp32 (RMSNorm computes in fp32) while every linear keeps its own bf16 copy of its input
-  (three for q/k/v, two for gate/up) and the MLP is bf16;
-* bf16 weights (FSDP mixed precision, DeepSpeed bf16, a bf16 LoRA base): ``16h + 12q + 10kv + 8i``
-  — the residual stream is bf16 and no longer kept itself: each RMSNorm keeps its fp32 copy instead;
-* plus 4 bytes × (2 + 2 heads + kv_heads) of fp32 norm and log-sum-exp statistics; with padding
-  (an attention mask) sdpa gets keys and values repeated to all heads (q instead of kv wide) and
-  every layer saves the mask converted to the query dtype: rows × tokens² × 2 or 4 bytes per layer,
-  besides the boolean mask (rows × tokens² bytes) the model builds once.
+**Logits.** GRPO (TRL's fused LM head, ``trl/kernels/chunked_logprob.py``) keeps the scored positions'
+hidden states (CUDA: the completion's; CPU: all) and projects in tiles of :data:`TRL_TOKEN_TILE` ×
+:data:`TRL_VOCAB_TILE`; the CPU fold holds several fp32 tiles at once, CUDA folds in place. SFT:
+cross-entropy in chunks of :data:`SFT_LOGITS_CHUNK` labelled positions, recomputed in the backward pass.
 
-With gradient checkpointing only each layer's input is kept (h × 4 bytes, 2 with bf16 weights) and
-one layer at a time is recomputed during the backward pass. The backward pass of a layer adds its
-gradients: 2h of the residual stream and 2i of the MLP in flight, per token. The final norm keeps
-8h bytes per token (6h with bf16 weights).
+**Generation** (GRPO, ``grpo.vllm.mode: none``): FSDP 1 summons the root unit whole in fp32 and gathers
+each layer as it runs; ZeRO-3 gathers every parameter. The KV cache (keys in the RoPE tables' dtype,
+values in the keys') of ``engine.max_batch_tokens`` positions, at least the longest conversation, plus
+the engine's growth room and a join's merged copy (:data:`KV_GROWTH`), and the longest prefill.
 
-**Logits.** GRPO (TRL 1.16's fused LM head, ``trl/kernels/chunked_logprob.py``): the final hidden
-states of the scored positions are copied and kept (on CUDA only the completion's positions, on the
-CPU every position); the projection runs in tiles of 4,096 tokens × 32,768 vocabulary entries; the
-backward pass allocates the hidden states' gradient (fp32) and the output layer's weight gradient
-(V × h, fp32). On the CPU the tiles are folded with torch operations that hold 4 (forward) and 8¼
-(backward) tiles of fp32 at once; on CUDA Triton folds them in place. SFT: cross-entropy over the
-labelled positions in chunks of :data:`SFT_LOGITS_CHUNK` recomputed in the backward pass: the
-hidden states of the labelled positions are kept; a chunk holds its logits and log-softmax (fp32),
-and its backward pass the log-softmax, its gradient and the logits' gradient (3 × chunk × V × 4).
-
-**Generation** (GRPO, ``grpo.vllm.mode: none``): the policy generates in the training process
-(``lis.train.grpo.trainer._full_model``). Under FSDP 1 the root unit (embedding, final norm) is
-summoned whole in fp32 (``summon_full_params(recurse=False)``) and each decoder layer is gathered by
-its own unit as it runs; under ZeRO-3 every parameter is gathered (``ds3_gather_for_generation``);
-single and DDP processes hold the model already. The KV cache stores keys in the dtype of the RoPE
-tables, i.e. of the embedding's output (fp32 unless the module's weights are bf16: DeepSpeed bf16, a
-bf16 LoRA base), and transformers' cache stores the values in the keys' dtype: ``engine.max_batch_tokens``
-positions (at least the longest conversation, which runs alone when it is larger) × 2 × layers ×
-kv_heads × head_dim × bytes. The batch engine's buffers keep 25 % room to
-grow and a request joining the batch builds the merged cache while the old one still lives (up to
-1.25× the budget more, the worst case counted); the prefill of the longest conversation (prompt +
-episode, prefilled whole: the prefix cache is off by default) holds three MLP-wide and two
-hidden-wide tensors per token. In server mode none of this is on the trainer's GPUs.
-
-**Margin** (GPU only): 1 GB for the CUDA context and cuBLAS workspaces, 0.5 GB for NCCL's buffers
-when there are several processes, and 10 % of the rest for the caching allocator's rounding and
-fragmentation. It is an allowance, not measured (no GPU here). On the CPU the margin is the
-process's own memory after its imports (:data:`CPU_RUNTIME_GB`).
-
-Not covered: CUDA graphs, NCCL's internal buffers beyond the allowance, fragmentation beyond 10 %,
-the CPU memory of each process's runtime (Python, CUDA libraries: a few GB per process on a GPU
-node), pinned staging buffers of offloading, a checkpoint being serialised, dataloader workers.
+**Margin**: on a GPU the CUDA context, NCCL with several processes, and 10 % for the allocator (an
+allowance, not measured); on the CPU the process's own memory. Not covered: CUDA graphs, fragmentation
+beyond 10 %, the processes' runtime in CPU memory, offload's pinned buffers, checkpoint serialisation.
 """
 from __future__ import annotations
 
@@ -95,7 +54,7 @@ CPU_FOLD_TILES_BWD = 8.25      # _backward_tile: tile, y, z, log_p, p, grad, the
 CUDA_CONTEXT_GB = 1.0
 NCCL_GB = 0.5
 ALLOCATOR_SHARE = 0.10
-CPU_RUNTIME_GB = 1.0           # a training process before its first step: 0.48-0.65 GB measured (--measure), rounded up
+CPU_RUNTIME_GB = 1.0           # a training process before its first step (--measure), rounded up
 LOSS_BYTES_PER_TOKEN = 40      # TRL's per-token loss tensors (ratios, clipped terms, masks): ~10 fp32 per token
 KV_GROWTH = 1.25               # the batch engine's cache buffers: 25 % room; a join builds the merged cache anew
 

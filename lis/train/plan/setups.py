@@ -58,12 +58,6 @@ class Setup:
     def shards_optimizer(self) -> bool:
         return self.zero_stage >= 1
 
-    @property
-    def bf16_params(self) -> bool:
-        """Whether the module computes with bf16 parameters (FSDP's MixedPrecision, DeepSpeed's bf16 mode)
-        rather than autocast over fp32 ones (single, DDP: HF Trainer's / Lightning's bf16)."""
-        return self.distributed in ("fsdp", "deepspeed") and self.mixed_precision == "bf16"
-
     def describe(self) -> str:
         if self.distributed == "fsdp":
             how = f"FSDP {'FULL_SHARD' if self.zero_stage >= 3 else 'SHARD_GRAD_OP'}"
@@ -87,6 +81,16 @@ def gb_text(x: float) -> str:
 
 def _flag(v: Any) -> bool:
     return str(v).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _fsdp_stage(strategy: Any) -> int:
+    """The ZeRO stage an FSDP sharding strategy (its name or accelerate's number) amounts to."""
+    return {"SHARD_GRAD_OP": 2, "2": 2, "_HYBRID_SHARD_ZERO2": 2, "5": 2, "NO_SHARD": 0, "3": 0}.get(
+        str(strategy).upper(), 3)
+
+
+def _offloaded(device: Any) -> bool:
+    return str(device).lower() in ("cpu", "nvme")
 
 
 def read_accelerate(path: str | Path, *, gpus: int | None = None, gpu_memory_gb: float | None = None,
@@ -119,20 +123,17 @@ def read_accelerate(path: str | Path, *, gpus: int | None = None, gpu_memory_gb:
         return Setup(distributed="ddp" if n > 1 else "single", **common)
     if kind == "FSDP":
         f = cfg.get("fsdp_config") or {}
-        strategy = str(f.get("fsdp_sharding_strategy", "FULL_SHARD")).upper()
-        stage = {"FULL_SHARD": 3, "HYBRID_SHARD": 3, "SHARD_GRAD_OP": 2, "_HYBRID_SHARD_ZERO2": 2,
-                 "NO_SHARD": 0, "1": 3, "2": 2, "3": 0, "5": 2}.get(strategy, 3)
         off = _flag(f.get("fsdp_offload_params", False))
-        return Setup(distributed="fsdp", zero_stage=stage, offload_params=off, offload_optimizer=off, **common)
+        return Setup(distributed="fsdp", zero_stage=_fsdp_stage(f.get("fsdp_sharding_strategy", "FULL_SHARD")),
+                     offload_params=off, offload_optimizer=off, **common)
     if kind == "DEEPSPEED":
         d = cfg.get("deepspeed_config") or {}
         if d.get("deepspeed_config_file"):
             raise LisError(f"{p} points at a DeepSpeed JSON ({d['deepspeed_config_file']}): not read here",
                            "give the ZeRO stage and offload devices in the accelerate config itself")
         return Setup(distributed="deepspeed", zero_stage=int(d.get("zero_stage", 2)),
-                     offload_params=str(d.get("offload_param_device", "none")).lower() in ("cpu", "nvme"),
-                     offload_optimizer=str(d.get("offload_optimizer_device", "none")).lower() in ("cpu", "nvme"),
-                     **common)
+                     offload_params=_offloaded(d.get("offload_param_device", "none")),
+                     offload_optimizer=_offloaded(d.get("offload_optimizer_device", "none")), **common)
     raise LisError(f"{p}: distributed_type {kind} is not planned",
                    "use a single-process, DDP, FSDP or DeepSpeed config")
 
@@ -145,27 +146,23 @@ def plain(gpus: int = 1, *, gpu_memory_gb: float | None = None, cpu_memory_gb: f
 
 def from_env(env: Mapping[str, str], *, capacity_gb: float, device: str,
              cpu_capacity_gb: float | None = None) -> Setup:
-    """The setup ``accelerate launch`` (1.15) told this process through its environment: WORLD_SIZE,
-    ACCELERATE_USE_FSDP + FSDP_SHARDING_STRATEGY / FSDP_OFFLOAD_PARAMS, ACCELERATE_USE_DEEPSPEED +
-    ACCELERATE_DEEPSPEED_ZERO_STAGE / ACCELERATE_DEEPSPEED_OFFLOAD_{PARAM,OPTIMIZER}_DEVICE,
-    ACCELERATE_MIXED_PRECISION. Without them: one process (or DDP when WORLD_SIZE > 1)."""
+    """The setup ``accelerate launch`` told this process through its environment (WORLD_SIZE and the
+    ACCELERATE_* / FSDP_* variables); without them one process, or DDP when WORLD_SIZE > 1."""
     n = int(env.get("WORLD_SIZE") or 1)
     mp = str(env.get("ACCELERATE_MIXED_PRECISION") or "no").lower()
     common = dict(processes=n, mixed_precision=mp, device=device, capacity_gb=capacity_gb,
                   cpu_capacity_gb=cpu_capacity_gb, source="environment")
     if _flag(env.get("ACCELERATE_USE_FSDP", "")):
-        strategy = str(env.get("FSDP_SHARDING_STRATEGY", "FULL_SHARD")).upper()
-        stage = {"SHARD_GRAD_OP": 2, "2": 2, "_HYBRID_SHARD_ZERO2": 2, "5": 2, "NO_SHARD": 0, "3": 0}.get(strategy, 3)
         off = _flag(env.get("FSDP_OFFLOAD_PARAMS", "false"))
+        stage = _fsdp_stage(env.get("FSDP_SHARDING_STRATEGY", "FULL_SHARD"))
         return Setup(name="fsdp", distributed="fsdp", zero_stage=stage, offload_params=off, offload_optimizer=off,
                      **common)
     if _flag(env.get("ACCELERATE_USE_DEEPSPEED", "")):
         return Setup(name="deepspeed", distributed="deepspeed",
                      zero_stage=int(env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") or 2),
-                     offload_params=env.get("ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE",
-                                            "none").lower() in ("cpu", "nvme"),
-                     offload_optimizer=env.get("ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE",
-                                               "none").lower() in ("cpu", "nvme"), **common)
+                     offload_params=_offloaded(env.get("ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE", "none")),
+                     offload_optimizer=_offloaded(env.get("ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE", "none")),
+                     **common)
     return Setup(name="ddp" if n > 1 else "plain", distributed="ddp" if n > 1 else "single", **common)
 
 

@@ -1,11 +1,10 @@
 """The shape of a Qwen3 model from its ``config.json``: parameter counts and which model a plan is for.
 
     shape = ModelShape.from_config(read_config("data/model_configs/qwen3-4b-instruct-2507.json"))
-    shape.params            # 4,022,468,096 for Qwen3-4B-Instruct-2507
+    shape.params            # every parameter, as model.parameters() counts them
     shape, source = resolve_model(params, "grpo", None)   # the stage's start model (params `base`)
 
-No weights are read and no model is built: the counts come from the shape alone, so a plan of the
-4B model takes milliseconds on any machine.
+No weights are read and no model is built, so a plan of any model is instant on any machine.
 """
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ from lis.offline.random_model import read_config
 from lis.offline.tokenizer import ADDED_TOKENS
 
 CONFIGS_DIR = Path(layout.MODEL_CONFIGS_DIR)
-# Bounds of a plausible decoder's sizes: each well above any published model's (Qwen3-235B: hidden 4096,
-# 94 layers, 64/4 heads, vocab 151,936; Llama-3-405B: hidden 16,384, intermediate 53,248, 126 layers).
+# Bounds of a plausible decoder's sizes: each well above any published model's.
 SHAPE_LIMITS = {"hidden_size": 1 << 17, "intermediate_size": 1 << 20, "num_hidden_layers": 4096,
                 "num_attention_heads": 4096, "num_key_value_heads": 4096, "vocab_size": 1 << 24, "head_dim": 4096}
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -43,9 +41,8 @@ class ModelShape:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], name: str = "") -> "ModelShape":
-        """The shape of a Qwen3 ``config.json`` (as :func:`lis.offline.random_model.read_config` returns it);
-        raises LisError (one line naming the key) on a size that is not a positive integer within
-        :data:`SHAPE_LIMITS`, or heads that the KV heads do not divide."""
+        """The shape of a Qwen3 ``config.json``; LisError (naming the key) on a size that is not a positive
+        integer within :data:`SHAPE_LIMITS`, or heads that the KV heads do not divide."""
         where = f" of {name}" if name else ""
         size = {key: _size(cfg, key, where) for key in SHAPE_LIMITS if key != "head_dim"}
         hidden, heads, kv_heads = size["hidden_size"], size["num_attention_heads"], size["num_key_value_heads"]
@@ -140,13 +137,8 @@ def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
 
 
 def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShape, str]:
-    """The model a plan is for and where its shape came from.
-
-    ``model``: a config JSON, a model folder holding ``config.json``, or a ``models:`` entry with
-    ``backend: local`` (its ``path``); None: the stage's start model as params ``base`` makes it (hub:
-    ``data/model_configs/<last part of base.hub.model, lower-cased>.json``; tiny: the tiny arch at
-    ``base.tiny.vocab_size``; path: its ``config.json``). Raises LisError (one line) when none resolves.
-    """
+    """The model a plan is for and where its shape came from. ``model``: a config JSON, a model folder, or a
+    local ``models:`` entry; None: the stage's start model (params ``base``). LisError when none resolves."""
     root = Path(params.root)
     if model:
         p = Path(model)
@@ -175,8 +167,7 @@ def resolve_model(params: Any, stage: str, model: str | None) -> tuple[ModelShap
                            f"add its config.json to {CONFIGS_DIR}/ or give --model")
         return read_shape(cfg), f"base.hub.model {hub} ({cfg.relative_to(root)})"
     if base.source == "tiny":
-        # the model has a row per token of the tiny tokenizer: its BPE vocabulary (base.tiny.vocab_size,
-        # special tokens included) plus the tokens added after training (4,102 rows for 4,096)
+        # a row per token of the tiny tokenizer: its BPE vocabulary plus the tokens added after training
         cfg = {**DEFAULT_ARCH, **base.tiny.arch.model_dump(), "vocab_size": base.tiny.vocab_size + len(ADDED_TOKENS),
                "model_type": "qwen3", "tie_word_embeddings": True}
         return ModelShape.from_config(cfg, name="tiny"), "base.tiny.arch"

@@ -51,7 +51,7 @@ def render(plans: list[Plan], title: str = "") -> str:
     for k, p in zip(letters, plans):
         src = f"  ({p.setup.source})" if p.setup.source not in ("", "none", "environment") else ""
         lines.append(f"  {k}: {p.setup.name} — {p.setup.describe()}{src}")
-        lines.append(f"     " + "; ".join(f"{what.replace('kv', 'KV cache')}: {dt}" for what, dt in p.dtypes.items()))
+        lines.append("     " + "; ".join(f"{what.replace('kv', 'KV cache')}: {dt}" for what, dt in p.dtypes.items()))
     keys: list[str] = []
     for p in plans:
         keys += [t.key for t in p.terms if t.key not in keys]

@@ -1,8 +1,7 @@
 """What a vLLM server needs for GRPO's server mode (``grpo.vllm.mode: server``): lines under the plan.
 
-The server runs on GPUs of its own (``grpo.vllm.env``'s ``CUDA_VISIBLE_DEVICES``); vLLM takes the share
-of each GPU that ``--gpu-memory-utilization`` says (0.9 unless the command sets it), holds the weights
-in the served dtype and gives the rest to its paged KV cache, preempting requests that do not fit.
+The server runs on GPUs of its own; vLLM takes ``--gpu-memory-utilization`` of each, holds the weights in
+the served dtype and gives the rest to its paged KV cache, preempting requests that do not fit.
 """
 from __future__ import annotations
 

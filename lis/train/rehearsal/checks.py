@@ -5,8 +5,7 @@ each step's outcomes, the server configuration's LoRA and importance sampling, S
     calibrate(params, out)      # the whole rehearsal with these checks (`lis bench all`'s rehearsal)
 
 Each check is ``{"check": what must hold, "ok": bool, "value": what was found}``, over the parts the
-report ran (``report["parts"]``): `lis train rehearse --only grpo:local-full --steps 1` in the test suite,
-every part at 2 steps in the benchmark.
+report ran (``report["parts"]``).
 """
 from __future__ import annotations
 

@@ -3,34 +3,13 @@
     report = rehearse(load(root, profile="full"), out_dir)      # lis train rehearse (lis bench all runs it)
     report["ok"], report["checks"]
 
-What runs is the real code at the ``full`` profile's configured settings: a GRPO step of 8 prompts
-x 8 samples (64 episodes at once in real sandboxes, their turns batched by the engine at the paper's
-engine budget), the paper's prompt and episode token budgets and per-turn budget, its loss
-(``seq-mean-token-sum``, clip 0.2/0.28, dual clip 3), its learning rate and sampling, micro-batch 1
-with accumulation over the 64 episodes; and SFT with the full profile's batch and length settings.
-The model is a random-init Qwen3 built here (``data/model_configs/qwen3-rehearsal.json`` with the
-offline tiny tokenizer). Two GRPO configurations, 2 steps each: in-process generation with full
-fine-tuning and no importance-sampling correction; and **server mode** — the policy generating on a
-separate HTTP server (lis's ChatServer over its own copy of the weights, answering vLLM's
-``/v1/completions``), the new weights pushed to it before every step (``grpo.vllm.sync: files``) —
-with LoRA and ``sequence_mask`` importance sampling. SFT: 2 steps with LoRA off and on.
-
-What is changed so that it runs in minutes on 2 CPU cores (the budgets stay configured; these are
-not under test here): 16 training tasks (document lookups), 4 turns an episode instead of 100, the
-episodes scripted (:mod:`lis.train.rehearsal.scripted`: forced answers and submits, noise turns cut
-after 24 tokens instead of 16,384), fp32 (the ``auto`` precision knobs resolve off without CUDA),
-no network in the sandboxes, the tiny vocabulary (4,102 rows instead of 151,936), SFT examples of at
-most ~20K tokens. What it does not cover: the model's size and speed (``lis train plan`` and
-``scripts/gpu-check.sh paper`` do), CUDA kernels and bf16 numerics, FSDP/ZeRO, vLLM itself and TRL's
-NCCL weight push, 100-turn and 64K-token episodes (the engine test covers admission at those
-budgets), real learning.
-
-The checks (``report["checks"]``, each with its measured value): every loss computation in train
-mode and 64 of them per step; the sampler–trainer importance ratio within 1e-3 of 1 (fp32 on the
-CPU; in server mode this also shows the pushed weights arrived); all four outcomes counted and
-summing to 64; every group with reward variance; the step's loss equal to the paper's loss computed
-by hand from the step's rewards and trained tokens; LoRA changing only adapted layers once merged;
-SFT's loss finite and its model loadable.
+The real code runs at the ``full`` profile's settings (GRPO steps of 8 prompts × 8 samples in real
+sandboxes, the paper's budgets, loss and learning rate; SFT at the profile's batch and length) on a
+random-init Qwen3 (:data:`MODEL_CONFIG`, the tiny tokenizer). GRPO runs as :data:`CONFIGS` says:
+in-process with full fine-tuning, and in server mode (lis's ChatServer, ``sync: files``) with LoRA and
+``sequence_mask``; SFT with LoRA off and on. To fit a few CPU cores the episodes are short and scripted
+(:mod:`lis.train.rehearsal.scripted`) and fp32. Not covered: size and speed (``lis train plan``), CUDA
+and bf16 numerics, FSDP/ZeRO, vLLM itself, full-length episodes, real learning.
 """
 from __future__ import annotations
 
@@ -183,8 +162,6 @@ def grpo_settings(params, cfg: dict[str, Any], steps: int, threads: int, server_
 
 
 def _sft(params, model_dir: Path, tasks: list, out: Path, rank: int, threads: int, report) -> dict[str, Any]:
-    import math
-
     s = sft_settings(params, rank, threads)
     m = train_sft(model_dir, sft_records(tasks), out, s, ckpt_dir=out.parent / f".ckpt-{out.name}")
     losses = m["loss"]
@@ -257,10 +234,9 @@ def _grpo(params, model_dir: Path, tasks: list, out: Path, cfg: dict[str, Any], 
 
 
 def paper_loss_by_hand(rewards: list[float | None], trained_tokens: list[int], group: int) -> tuple[float, float]:
-    """The paper's loss of an on-policy step (every ratio 1, no importance weights):
-    ``-(1/N) Σ_i A_i T_i``, with ``A_i`` the episode's reward minus its group's mean over the episodes
-    that ran (RLOO without the n/(n-1), no std scaling; an errored episode 0) and ``T_i`` its trained
-    tokens; and ``(1/N) Σ_i |A_i| T_i`` (what importance weights near 1 can move it by, per unit)."""
+    """The paper's loss of an on-policy step, ``-(1/N) Σ_i A_i T_i`` (``A_i``: the reward minus its group's
+    mean over the episodes that ran, an errored episode 0; ``T_i``: its trained tokens), and
+    ``(1/N) Σ_i |A_i| T_i`` (what importance weights near 1 can move it by, per unit)."""
     total = weight = 0.0
     for k in range(0, len(rewards), group):
         rs = rewards[k:k + group]

@@ -2,23 +2,12 @@
 
     policy.wrap_engine(lambda inner: ScriptedTurns(inner, policy.model, policy.tokenizer, free_cap=24))
 
-A random model fills every budget and never calls a tool, so a rehearsal of the paper's settings
-would spend its time on 16K-token turns of noise and teach nothing about the machinery. This engine
-sits in front of the policy's real engine (the in-process batch engine, or the client of a served
-model) and gives each episode of a group one of :data:`KINDS`, in the order the group's episodes
-arrive (so each group of 8 has every kind; which sample gets which kind follows thread timing):
-
-- ``right`` — the turn is *forced*: a tool call that reads the answer out of the task's document in
-  the sandbox (``grep``) into ``/testbed/answer.txt``, then ``submit`` (outcome ``submitted``);
-- ``wrong`` — forced: writes ``0``, then submits (``wrong``);
-- ``free`` — *sampled* by the real engine, at most ``free_cap`` tokens a turn (the scripted stop):
-  noise, no tool call, until the turn budget ends it (``policy_fault``);
-- ``malformed`` — a forced tool call with broken JSON first, then free turns.
-
-A forced turn's ids are the chat template's rendering of the scripted assistant message; their
-log-probabilities are the policy model's own, under the sampling temperature (one forward pass on
-the prompt and the forced ids), so the trainer's recomputation and the importance ratio mean what
-they mean for sampled turns. The rehearsal says what this does not cover (``docs/training.md``).
+A random model fills every budget and never calls a tool, so this engine sits in front of the policy's
+real one and gives the episodes of a group the :data:`KINDS` in arrival order: ``right`` (forced: the
+answer grepped from the document, then ``submit``), ``wrong`` (forced: ``0``, then ``submit``), ``free``
+(sampled, at most ``free_cap`` tokens a turn, until the turn budget ends it) and ``malformed`` (a forced
+call with broken JSON, then free turns). A forced turn's log-probabilities are the policy's own at the
+sampling temperature, so the importance ratio means what it means for sampled turns.
 """
 from __future__ import annotations
 

@@ -2,13 +2,10 @@
 
     bench_group(policy, task, agent_cfg, sandbox_config, samples=8)
 
-The same ``samples`` episodes of one task (one GRPO group: different seeds) run twice: one after
-the other, each alone (pool of 1), and all at once (pool of ``samples``, turns batched by the
-policy's engine). The claim checked: the group finishes within 1.5× the longest episode's time.
-Both the longest episode *alone* and the longest *inside the group* are reported, with the
-sequential total, so the ratio can be read either way. The group then runs once more with the
-engine's prefix cache on (``BENCH_PREFIX_CACHE_MB``; off by default, as GRPO runs): its speed-up
-against the plain group, measured in the same run.
+The same ``samples`` episodes of one task run one after the other, each alone (pool of 1), then all at
+once (pool of ``samples``, turns batched by the engine). The claim checked: the group finishes within
+1.5× the longest episode alone. The group runs once more with the engine's prefix cache on
+(:data:`BENCH_PREFIX_CACHE_MB`; off in GRPO) to measure its speed-up.
 """
 from __future__ import annotations
 

@@ -2,15 +2,10 @@
 
     bench_modes(policy, tasks, agent_cfg, sandbox_config, settings, grpo, steps=6)
 
-GRPO's rollouts, step by step, on the policy's weights as they are (nothing is trained): each step
-draws ``prompts_per_step`` tasks × ``samples_per_prompt`` episodes with GRPO's seeds and runs them
-in both modes, the default (batches as requests arrive) and the deterministic one (lockstep
-rounds), in alternating order (so that a machine getting slower or faster does not favour one), on
-one warm sandbox pool. Reported: each mode's rollout seconds per step, the paired ratio
-deterministic / default with a t-interval over steps, and sampled tokens (the two modes draw
-different episodes from the same seeds, so their lengths differ too). Then the first step runs
-twice more in each mode: ``repeat_identical`` says whether its episodes came out token for token the
-same (always, in the deterministic mode; by chance, in the default one).
+GRPO's rollout steps on the policy as it is (nothing is trained), each run in the default mode and the
+deterministic (lockstep) one, in alternating order on one warm pool. Reported: each mode's seconds per
+step, the paired ratio deterministic / default with a t-interval, and sampled tokens. Then the first
+step runs twice more in each mode: ``repeat_identical`` says whether its episodes came out the same.
 """
 from __future__ import annotations
 

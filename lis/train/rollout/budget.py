@@ -2,13 +2,10 @@
 
     kept, dropped = within_prompt_budget(tasks, tokenizer, "vanilla", agent_cfg, max_prompt_tokens=16384)
 
-A task's prompt is measured as its first model call is rendered in the run's mode — the system and
-task messages of :func:`lis.prompts.render_prompts`, the "Steps Remaining" line of the first turn
-and, in sandbox modes, the three tools' schemas — by the policy's own chat template. A task over
-the budget is dropped up front and counted (``prompts_dropped`` in the run's metrics), as the
-authors' ``filter_overlong_prompts`` does: in vanilla mode (the LLM-RL baseline, documents in the
-prompt) long documents would otherwise end as errors mid-run and silently shrink the baseline's
-task set, while the sandbox run (documents as files) keeps them.
+A task's prompt is its first model call as rendered in the run's mode by the policy's chat template
+(with the tools' schemas in sandbox modes). A task over the budget is dropped up front and counted
+(``prompts_dropped``), as the authors' ``filter_overlong_prompts`` does: otherwise vanilla mode's long
+documents would end as errors mid-run and silently shrink the baseline's task set.
 """
 from __future__ import annotations
 

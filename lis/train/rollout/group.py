@@ -3,16 +3,12 @@ batched together by the policy's generation engine, each one token-exact (a Toke
 
     rollouts = run_group(tasks, policy, settings, pool=pool, seeds=[...])
 
-Every episode is the evaluation's episode — :func:`lis.agent.episode.run_task` with the same
-tools, observation format, prompts and answer file — scored by the evaluation's scorer. Its
-**outcome** (:mod:`lis.train.rollout.outcome`) says who ended it: ``submitted`` / ``wrong`` (the
-policy finished; reward = the score), ``policy_fault`` (out of turns or tokens, the episode's
-timeout, a command that killed the sandbox: reward ``overlong_reward``, 0, whatever the answer —
-the paper's over-long rule, extended to every ending the policy caused; the original reward is kept
-for logging) or ``infra_error`` (the model server or engine, a sandbox that failed to start, the
-harness): no reward (GRPO leaves it out of its group's mean and std, advantage 0) and none of its
-tokens is trained on. Only an infrastructure error *before the policy acted* is run again (up to
-``retries`` times, with the same seed: the episode that would have run).
+Every episode is the evaluation's episode (:func:`lis.agent.episode.run_task`: same tools,
+observations, prompts and answer file), scored by the evaluation's scorer. Its outcome
+(:mod:`lis.train.rollout.outcome`) sets the reward: the score when the policy finished,
+``overlong_reward`` for a policy fault, none for an infrastructure error (out of its group's baseline
+and of the loss). Only an infrastructure error before the policy acted is run again (up to
+``retries`` times, with the same seed).
 """
 from __future__ import annotations
 
@@ -135,15 +131,12 @@ def _score(task: Task, rec: Trajectory, scorer=None) -> float | None:
 
 def run_group(tasks: list[Task], policy: Any, agent_cfg, settings: RolloutSettings, *, pool=None,
               seeds: list[int] | None = None, workers: int | None = None) -> list[Rollout]:
-    """Every task's episode at the same time (one thread each; the policy's engine batches their
-    turns, the pool bounds the sandboxes); results in the order of ``tasks``.
+    """Every task's episode at the same time (one thread each; the policy's engine batches their turns, the
+    pool bounds the sandboxes); results in the order of ``tasks``.
 
-    ``settings.deterministic``: the same seeds give the same episodes, token for token. The episodes
-    are dealt to ``slots`` threads (episode i to slot i mod slots, each slot's in order) and the
-    policy decodes in rounds of every live slot's turn (:meth:`LocalHFModel.lockstep
-    <lis.models.local_hf.LocalHFModel.lockstep>`); slots = the episodes, at most ``workers`` and at
-    most the pool's sandboxes (a slot waiting for a sandbox that another slot holds would stop the
-    rounds)."""
+    ``settings.deterministic``: the same seeds give the same episodes, token for token: episode i runs on
+    slot i mod slots and the policy decodes in rounds of every live slot's turn (``LocalHFModel.lockstep``);
+    no more slots than the pool's sandboxes, or a slot waiting for a sandbox would stop the rounds."""
     seeds = seeds or list(range(len(tasks)))
     if settings.deterministic and tasks:
         return _run_lockstep(tasks, policy, agent_cfg, settings, pool=pool, seeds=seeds, workers=workers)

@@ -2,39 +2,20 @@
 
     outcome, fault = classify(record, acted=session.sampled > 0, reward=raw)
 
-Every training episode is one of four **outcomes**:
+**Outcomes**: ``submitted`` (the policy finished, its answer scored > 0; reward the score), ``wrong``
+(scored 0), ``policy_fault`` (the policy's own actions ended it; reward ``overlong_reward``, in the loss)
+and ``infra_error`` (model server or engine, a sandbox that failed or went away for another reason
+than the policy's command, an interrupted run; no reward, out of the loss and the group's baseline).
 
-- ``submitted``: the policy finished (``submit``; in vanilla mode, a whole answer) and its answer
-  scored > 0. Reward: the score; in the loss.
-- ``wrong``: the policy finished and its answer scored 0. Reward 0; in the loss.
-- ``policy_fault``: the policy's own actions ended the episode (``fault`` says which). Reward
-  ``overlong_reward`` (0); in the loss: it keeps its advantage.
-- ``infra_error``: the model server or engine failed or gave no complete answer before the episode's
-  deadline (``model_timeout``), a sandbox failed to start or to take the
-  task's files or went away for another reason than the policy's command (killed by the engine, a
-  lost node), the run was interrupted. No reward; out of the loss and of its group's baseline
-  (advantage 0).
+**Policy faults** (``fault``): ``turn_budget``, ``token_budget``, ``episode_timeout`` and ``oom`` (a
+policy command filled the sandbox's memory and the kernel killed its supervisor: the sandbox says "out
+of memory" with the limit). That is the only way a policy can end its own sandbox, so one that goes
+away without that evidence is the infrastructure's; counting an out-of-memory death as infrastructure
+would let the policy escape its negative advantage and make the retry resample the worst episodes.
+Faults that do not end an episode cost the turn and are counted (:func:`episode_faults`).
 
-**Policy faults** (``fault``): ``turn_budget`` (out of turns), ``token_budget`` (the episode's token
-budget, the model's context, or — vanilla — an answer cut at its budget), ``episode_timeout`` (the
-episode's wall clock: its commands are the policy's), ``oom`` (one of the policy's commands filled
-the sandbox's memory and the kernel killed its supervisor: the sandbox reports "out of memory" with
-the limit). That is the one way a policy can end its own sandbox here: a fork bomb meets the process
-limit (sandboxd kills the processes and the shell goes on), a runaway command its timeout, a full
-disk ENOSPC, and the agent's user cannot signal the supervisor. So a sandbox that goes away *without*
-the out-of-memory evidence is the infrastructure's (killed from outside, a lost node), even when a
-command was running. Were a policy's out-of-memory death an infrastructure error, the policy would
-escape its negative advantage, and the retry would resample exactly the episodes that went worst.
-
-Faults that do not end an episode — a command's timeout, a malformed tool call, a turn cut at its
-token budget, a command killed for memory, a full disk, the process limit — cost the policy the turn,
-and the outcome is how the episode then ended; the first four are counted per episode
-(:func:`episode_faults`).
-
-**Retries**: only an ``infra_error`` before the policy acted (no token sampled: the sandbox failed
-to start, the first model call failed) is run again, with the same seed, so the retried episode is
-the one that would have run; an infrastructure error after the policy acted stays an error (a
-retry would be an outcome-dependent resample).
+**Retries**: only an ``infra_error`` before the policy sampled a token is run again, with the same
+seed; after that, a retry would be an outcome-dependent resample.
 """
 from __future__ import annotations
 
@@ -69,9 +50,8 @@ def _during_policy_command(record: Any) -> bool:
 
 
 def episode_faults(record: Any) -> dict[str, int]:
-    """Faults inside an episode that did not end it (counts): command timeouts, malformed tool calls
-    (bad JSON, an unknown tool, a missing argument), turns cut at their token budget, commands killed
-    for memory (the sandbox lived on)."""
+    """Counts of the faults inside an episode that did not end it: command timeouts, malformed tool calls,
+    turns cut at their token budget, commands killed for memory (the sandbox lived on)."""
     calls = [c for s in record.steps for c in s.calls]
     return {"command_timeouts": sum(1 for c in calls if c.timed_out),
             "malformed_calls": sum(1 for c in calls if c.error in MALFORMED),

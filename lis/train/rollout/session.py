@@ -4,25 +4,13 @@
     record = run_task(task, session, "sandbox", cfg, pool=pool)      # the agent's own loop
     session.prompt_ids, session.completion_ids, session.mask, session.logprobs
 
-A TokenSession is the ChatModel of one episode. The first call renders the prompt (system, task,
-tool schemas) with the chat template: ``prompt_ids``. Every call after that appends the
-environment's turn — what the chat template puts between the end of the policy's last turn and
-the start of its next one: the closing end-of-turn id when the policy did not emit one, the
-template's separator, the tool responses (with "Steps Remaining: N"), a reminder when the policy
-called no tool, and the next ``<|im_start|>assistant`` header — as ids with mask 0; then it
-samples the policy's turn from exactly those ids (prompt + everything so far) and appends the
-sampled ids with mask 1 and their log-probabilities. So what GRPO trains on is what the policy
-saw and sampled; tool and template tokens never enter the loss; the policy stops on any
-end-of-turn id its generation config declares.
-
-The environment's ids of a turn are the tokens of the chat template's text for the new messages:
-the full conversation rendered up to the next generation prompt, minus the conversation rendered
-up to (and including) the policy's last turn; the text after the last end-of-turn token of that
-prefix is the template's glue. Special tokens delimit the piece, so tokenising it alone gives the
-ids a full render would. ``drift_turns`` counts turns whose incremental ids differ from a full
-re-tokenisation of the conversation (a policy that samples a non-canonical tokenisation of its
-text, or a template that renders earlier turns differently later): a diagnostic, logged by
-GRPO — the training ids stay the incremental ones either way.
+A TokenSession is the ChatModel of one episode. Its first call renders the prompt; every later call
+appends the environment's ids with mask 0, samples the policy's turn from exactly the ids so far and
+appends it with mask 1 and its log-probabilities, so GRPO trains on what the policy saw and sampled.
+A turn's environment ids are the tokens of the template's text for the new messages: the conversation
+rendered up to the next generation prompt minus the render up to the policy's last end-of-turn token
+(special tokens delimit the piece, so tokenising it alone gives a full render's ids). ``drift_turns``
+counts turns whose ids differ from a full re-tokenisation: a diagnostic only.
 """
 from __future__ import annotations
 

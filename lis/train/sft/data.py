@@ -1,4 +1,4 @@
-"""SFT data: episodes as token ids with labels on assistant turns only; the rate of valid tool calls.
+"""SFT data: episodes as token ids with labels on assistant turns only.
 
 The loss is on assistant tokens only: each assistant turn after its ``<|im_start|>assistant\n``
 header, up to and including its end-of-turn token. System and user prompts, tool observations
@@ -14,8 +14,7 @@ from typing import Any
 import torch
 
 from lis.agent.tools.schemas import TOOLS
-from lis.models.base import Sampling
-from lis.models.toolcalls import arguments_as_dicts, check_tool_call
+from lis.models.toolcalls import arguments_as_dicts
 from lis.records import NO_LOSS
 from lis.train.lora import generation_model
 
@@ -43,12 +42,8 @@ def _token_index(offsets: list[tuple[int, int]], char: int, what: str) -> int:
 
 
 def encode(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Example:
-    """Ids and labels of an episode: labels are the ids of each assistant turn (not marked
-    ``NO_LOSS``) after its header, up to and including its end-of-turn token; -100 elsewhere.
-
-    Raises ValueError when the rendered text does not hold one header per assistant message, or
-    a token crosses a turn boundary.
-    """
+    """Ids and labels of an episode (module doc). Raises ValueError when the rendered text does not hold
+    one header per assistant message, or a token crosses a turn boundary."""
     conv = [{k: v for k, v in m.items() if k != NO_LOSS} for m in arguments_as_dicts(messages)]
     text = tokenizer.apply_chat_template(conv, tools=tools, tokenize=False)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -77,16 +72,10 @@ LOGITS_CHUNK = 4096   # labelled positions whose logits exist at once (lis train
 
 
 def batch_loss(model: Any, batch: list[Example]) -> torch.Tensor:
-    """Mean next-token cross-entropy over the labelled tokens of ``batch``.
-
-    Sequences are right-padded (causal attention never lets a real token see a pad, so no mask
-    is needed and the fused causal attention kernel applies); the output layer runs on labelled
-    positions only, ``LOGITS_CHUNK`` of them at a time, each chunk's logits recomputed in the
-    backward pass: at the paper's lengths (32K-token episodes, a 151,936-token vocabulary) whole
-    logits would take tens of GB. Up to float summation order the value is the unchunked one (the
-    same computation when the batch has at most ``LOGITS_CHUNK`` labelled positions). With LoRA
-    adapters the backbone is peft's base model (the adapters live in its modules).
-    """
+    """Mean next-token cross-entropy over the labelled tokens of ``batch``. Right padding needs no mask
+    (causal attention never lets a real token see a pad). The output layer runs on labelled positions
+    only, ``LOGITS_CHUNK`` at a time and recomputed in the backward pass: whole logits at the paper's
+    lengths would take tens of GB."""
     width = max(len(ex.ids) for ex in batch)
     x = torch.zeros((len(batch), width), dtype=torch.long)
     y = torch.full((len(batch), width), IGNORE, dtype=torch.long)
@@ -119,40 +108,6 @@ def length_batches(data: list[Example], batch_size: int) -> list[list[Example]]:
     episodes of similar length train together, so little compute goes to padding."""
     order = sorted(range(len(data)), key=lambda i: (len(data[i].ids), i))
     return [[data[i] for i in order[k:k + batch_size]] for k in range(0, len(order), batch_size)]
-
-
-def tool_call_rate(chat_model: Any, episodes: list[Any], seed: int, sampling: Sampling | None = None,
-                   max_turns: int | None = None) -> dict[str, Any]:
-    """The fraction of sampled assistant turns that parse into valid tool calls.
-
-    ``episodes`` have ``messages`` and ``tools`` (:class:`~lis.offline.teacher.episodes.Episode`);
-    those without tools (vanilla) are skipped. Each trained-on assistant turn is a test, up to
-    ``max_turns`` in all: the model gets the conversation before it and samples one turn with
-    ``sampling`` (default: temperature 1, at most 96 tokens), seeded ``seed + k``; the turn counts
-    as valid when it has at least one tool call and every call passes :func:`check_tool_call`.
-    """
-    base = Sampling(temperature=1.0, max_tokens=96).override(sampling)
-    valid = total = 0
-    reasons: dict[str, int] = {}
-    for ep in episodes:
-        if not ep.tools:
-            continue
-        for i, m in enumerate(ep.messages):
-            if m["role"] != "assistant" or m.get(NO_LOSS) or (max_turns is not None and total >= max_turns):
-                continue
-            res = chat_model.chat(ep.messages[:i], tools=ep.tools, sampling=base.override(Sampling(seed=seed + total)))
-            calls = res.message.get("tool_calls") or []
-            why = "no tool call parsed" if not calls else next(
-                (r for r in (check_tool_call(c, ep.tools) for c in calls) if r), None)
-            total += 1
-            if why is None:
-                valid += 1
-            else:
-                key = why[:60]
-                reasons[key] = reasons.get(key, 0) + 1
-    sampled = {k: v for k, v in base.__dict__.items() if v not in (None, {})}
-    return {"valid": valid, "turns": total, "rate": round(valid / total, 4) if total else 0.0,
-            "sampling": sampled, "failures": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5])}
 
 
 @dataclass

@@ -11,9 +11,8 @@ from lis.train.sft.data import Example, batch_loss, length_batches
 
 
 class LengthBatches(torch.utils.data.Dataset):
-    """Batches of examples of similar length (little padding), visited in a seeded order that is
-    shuffled anew each pass; one item is a whole batch (the DataLoader's batch_size is None). Item ``i`` is
-    the batch of optimizer step ``i`` (this process's share of it under DDP)."""
+    """Batches of examples of similar length in a seeded order, shuffled anew each pass: item ``i`` is the
+    whole batch of optimizer step ``i`` (this process's share of it under DDP)."""
 
     def __init__(self, data: list[Example], batch_size: int, steps: int, seed: int, rank: int = 0, world: int = 1):
         batches = length_batches(data, batch_size)
@@ -33,10 +32,8 @@ class LengthBatches(torch.utils.data.Dataset):
 
 
 class FromStep(torch.utils.data.Sampler):
-    """Steps ``start`` .. ``steps`` - 1, while its length is the whole run's: Lightning, resuming at
-    ``start``, counts the batches already done in the epoch, and ends the epoch at this length. (A loader of
-    only the remaining batches ended the epoch early, and the next one began again at ``start``: a run
-    resumed before its middle trained on some batches twice and never on others.)"""
+    """Steps ``start`` .. ``steps`` - 1 with the whole run's length, because Lightning, resuming, counts the
+    batches already done: a shorter epoch would end early and the next train some batches twice."""
 
     def __init__(self, steps: int, start: int = 0):
         self.steps, self.start = steps, start
@@ -49,9 +46,8 @@ class FromStep(torch.utils.data.Sampler):
 
 
 class StepLoader(torch.utils.data.DataLoader):
-    """The SFT batches from the step a run resumes at. Resumable in Lightning's sense (``state_dict``): the
-    position is the checkpoint's step; the state records what the order was made of, and a checkpoint whose
-    data, seed or length differ from this run's is refused (its steps would not continue this order)."""
+    """The SFT batches from the step a run resumes at. Its ``state_dict`` records what the order was made
+    of, so a checkpoint whose data, seed or length differ (its steps would not continue it) is refused."""
 
     def __init__(self, dataset: LengthBatches, steps: int, start: int, seed: int):
         super().__init__(dataset, batch_size=None, sampler=FromStep(steps, start), collate_fn=_keep, num_workers=0)
@@ -82,19 +78,17 @@ def _keep(batch: list[Example]) -> list[Example]:
 class SFTModule(pl.LightningModule):
     """AdamW with a linear warm-up then linear decay (to 5% of the peak) over ``total_steps``."""
 
-    def __init__(self, model: Any, lr: float, total_steps: int, warmup_steps: int, weight_decay: float = 0.0,
-                 grad_clip: float = 1.0):
+    def __init__(self, model: Any, lr: float, total_steps: int, warmup_steps: int, weight_decay: float = 0.0):
         super().__init__()
         self.model = model
         self.lr, self.total_steps, self.warmup_steps = lr, total_steps, max(1, warmup_steps)
-        self.weight_decay, self.grad_clip = weight_decay, grad_clip
+        self.weight_decay = weight_decay
         self.losses: list[float] = []
         self.ranks: list[dict[str, Any]] = []  # per process (DDP): steps and first/last loss, gathered at the end
 
     def transfer_batch_to_device(self, batch: list[Example], device: torch.device, dataloader_idx: int) -> list[Example]:
-        """The batch as it is: :func:`batch_loss` builds its tensors on the model's device. Lightning's default
-        walks the collection and copies each :class:`Example` with its lists of ids, element by element:
-        ~80 ms a step of the smoke SFT's ~170 ms (cProfile of 150 steps, 2026-11-28), for nothing."""
+        """The batch as it is: :func:`batch_loss` builds its tensors on the model's device, and Lightning's
+        default would copy every :class:`Example`'s lists of ids element by element, for nothing."""
         return batch
 
     def training_step(self, batch: list[Example], batch_idx: int) -> torch.Tensor:

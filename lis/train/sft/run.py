@@ -6,7 +6,7 @@
 Checkpoints go to ``ckpt_dir`` (outside the stage's declared output, which Snakemake and DVC
 delete before a re-run): a killed run resumes from the last one. Logs: CSV (``logs/``), and
 TensorBoard when it is installed. The finished model is written to ``out_dir`` with its
-tokenizer and a manifest (data, steps, losses, held-out loss, valid-tool-call rate).
+tokenizer and a manifest (data, steps, losses, held-out loss).
 """
 from __future__ import annotations
 
