@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lis.agent.loop import AgentConfig, ending, run_episode, stopper
+from lis.agent.loop import AgentConfig, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
+from lis.agent.turn import ending
 from lis.models.base import ChatModel, ModelError
 from lis.util.text import safe_result
 from lis.prompts import layout, render_prompts

@@ -21,7 +21,6 @@ from typing import Any, Callable
 from lis.agent.tools.dispatch import ToolSettings
 from lis.agent.trajectory import Step, Trajectory
 from lis.agent.turn import Conversation, EpisodeEnd, append_remaining, ask, read_reply, run_calls
-from lis.agent.turn import ending  # noqa: F401  (lis.agent.episode imports it from here)
 from lis.models.base import ChatModel, Sampling
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.util import cancel
