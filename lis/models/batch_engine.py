@@ -159,10 +159,9 @@ class BatchEngine:
                  stop_ids: set[int] | None = None) -> Draw:
         """Draw up to ``max_new_tokens`` tokens after ``prompt_ids`` (blocks until done).
 
-        ``temperature`` 0 means greedy. ``seed`` seeds a fresh generator for this call; without it
-        ``generator`` (a CPU ``torch.Generator``, used by the worker thread only) is used, else a
-        random one. ``stop_ids`` replaces the engine's stop ids for this call. Raises ModelError
-        (bad request, engine closed, the model failed) or ``cancel.Interrupted``.
+        ``seed`` seeds a fresh generator for this call; without it ``generator`` (a CPU
+        ``torch.Generator``, used by the worker thread only) is used, else a random one. ``stop_ids``
+        replaces the engine's for this call. Raises ModelError or ``cancel.Interrupted``.
         """
         cancel.check()
         req = self._request(prompt_ids, max_new_tokens, temperature, top_k, top_p, repetition_penalty, seed,
@@ -350,10 +349,8 @@ class BatchEngine:
 
     def _fits(self, req: _Request, admitted: list[_Request]) -> bool:
         """Whether ``req`` may join the batch now (with ``admitted``, taken this round): fewer than
-        ``max_batch`` rows, and the batch with it — every row padded to the longest, each counted at
-        its current length — keeps room for the next decode step's column within ``max_batch_tokens``.
-        What a request may still draw reserves nothing (the batch preempts when it outgrows the
-        budget: :meth:`_make_room`). Alone it always fits, even larger than the budget."""
+        ``max_batch`` rows, and the batch with it, padded to the longest row, keeps room for the next
+        decode step within ``max_batch_tokens``. Alone it always fits, even larger than the budget."""
         rows = len(self._rows) + len(admitted)
         if rows == 0:
             return True
@@ -518,9 +515,7 @@ class BatchEngine:
 
     def _preempt(self, leave: list[_Request]) -> None:
         """Take the rows ``leave`` (most recently admitted first) out of the batch and put them back at
-        the front of the queue, the earliest admitted first. Each keeps its ids, log-probabilities,
-        generator, ``seen`` and stop rule; its cache is dropped (kept in the prefix store when there
-        is one), and its next admission prefills its prompt and ids (:meth:`_admit`)."""
+        the front of the queue, the earliest admitted first; their caches go to the prefix store, if any."""
         if self._prefixes.budget:
             for req in leave:
                 self._keep(self._rows.index(req), req)

@@ -44,10 +44,8 @@ def sampling_from(name: str, values: dict[str, Any] | None) -> Sampling:
 
 
 def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
-    """The ChatModel that ``spec`` describes.
-
-    Raises ModelError for an unknown backend or key, or a missing local folder.
-    """
+    """The ChatModel that ``spec`` describes. Raises ModelError for an unknown backend or key, or a
+    missing local folder."""
     backend = spec.get("backend")
     if backend not in BACKENDS:
         raise ModelError(f"models.{name}: unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")

@@ -126,10 +126,8 @@ def last_logits_kwargs(model) -> dict:
 def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int], generator: torch.Generator,
            temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
            repetition_penalty: float | None = None) -> Draw:
-    """Draw up to ``max_new_tokens`` tokens after ``prompt_ids``; stop after a token in ``stop_ids``.
-
-    ``temperature`` 0 means greedy. The stop token is included in ``ids``.
-    """
+    """Draw up to ``max_new_tokens`` tokens after ``prompt_ids``; stop after a token in ``stop_ids``
+    (included in ``ids``). ``temperature`` 0 means greedy."""
     device = next(model.parameters()).device
     seen = torch.tensor(prompt_ids, dtype=torch.long, device=device)
     out = model(input_ids=seen.unsqueeze(0), use_cache=True, **last_logits_kwargs(model))

@@ -97,11 +97,8 @@ class VLLMTokenEngine:
                  top_k: int | None = None, top_p: float | None = None, repetition_penalty: float | None = None,
                  seed: int | None = None, generator: torch.Generator | None = None,
                  stop_ids: set[int] | None = None) -> Draw:
-        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (see the module doc).
-
-        Raises ContextLengthError (the prompt fills the server's context), ModelError (refused,
-        unreachable after the retries, an unusable answer) or ``cancel.Interrupted``.
-        """
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (see the module doc). Raises
+        ContextLengthError, ModelError (refused, unreachable, an unusable answer) or ``cancel.Interrupted``."""
         cancel.check()
         try:
             prompt = [int(t) for t in prompt_ids]
