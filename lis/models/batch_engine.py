@@ -106,11 +106,8 @@ class _Request:
 class BatchEngine:
     """Thread-safe batched generation around one causal LM (see the module doc).
 
-    ``stop_ids``: a sequence ends after any of these ids (included in its ids). ``max_batch``:
-    sequences decoded together at most. ``max_wait_s``: when the engine is idle, how long the
-    first request waits for others to arrive before the first step (later arrivals join the
-    running batch at its next step). ``max_batch_tokens``: the KV-cache budget of a batch.
-    ``prefix_cache_mb``: memory for the caches of finished sequences (0: no prefix cache).
+    ``stop_ids``: a sequence ends after any of these ids (included in its ids). ``max_wait_s``: when
+    the engine is idle, how long the first request waits for others before the first step.
     """
 
     def __init__(self, model: Any, stop_ids: set[int], max_batch: int = 64, max_wait_s: float = 0.005, *,
@@ -173,10 +170,8 @@ class BatchEngine:
 
     def generate_many(self, calls: list[dict[str, Any]]) -> list[Draw | BaseException]:
         """Several :meth:`generate` calls (each a dict of its arguments) queued at once, in this order,
-        so that the worker admits them together: what :class:`~lis.models.lockstep.Lockstep` uses to
-        form batches by rule. Blocks until every one is done; each result is its Draw, or the error
-        that call alone would have raised (a bad request fails only itself). Raises ModelError when
-        the engine is closed, ``cancel.Interrupted`` on cancellation."""
+        so that the worker admits them together (:class:`~lis.models.lockstep.Lockstep`). Each result
+        is its Draw, or the error that call alone would have raised."""
         cancel.check()
         reqs: list[_Request | BaseException] = []
         for call in calls:

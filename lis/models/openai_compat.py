@@ -66,19 +66,17 @@ def omits_temperature(model: str) -> bool:
 class OpenAIChatModel:
     """One served model behind an OpenAI-compatible ``/chat/completions`` endpoint (thread-safe).
 
-    ``name`` is our name for it (``models.<name>`` in params); ``model`` the served name sent in
-    requests (default: ``name``). ``api_key`` wins over the environment variable ``api_key_env``;
-    with neither set the key is "EMPTY", which local servers accept. ``base_url`` defaults to
-    ``$OPENAI_BASE_URL``, then the OpenAI API. ``backoff_s`` (the first wait before a retry) defaults
-    to ``$LIS_BACKOFF_S``, else 1 s.
+    ``name`` is our name for it (``models.<name>``); ``model`` the served name (default: ``name``). The
+    key: ``api_key``, else ``$<api_key_env>``, else "EMPTY" (which local servers accept). ``base_url``
+    defaults to ``$OPENAI_BASE_URL``, then the OpenAI API.
     """
 
     def __init__(self, name: str, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  sampling: Sampling | None = None, timeout_s: float = 1200.0, max_retries: int = 5,
                  backoff_s: float | None = None, backoff_max_s: float = 60.0, max_reply_bytes: int = MAX_REPLY_BYTES):
-        if backoff_s is None:  # $LIS_BACKOFF_S, else 1 s
-            backoff_s = default_backoff_s()
+        if backoff_s is None:
+            backoff_s = default_backoff_s()  # $LIS_BACKOFF_S, else 1 s
         if max_retries < 0 or timeout_s <= 0 or backoff_s < 0 or max_reply_bytes <= 0:
             raise ModelError(f"model '{name}': max_retries, timeout_s, backoff_s and max_reply_bytes must be "
                              f"positive (got {max_retries}, {timeout_s}, {backoff_s}, {max_reply_bytes})",

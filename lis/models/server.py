@@ -157,11 +157,9 @@ class ChatServer:
 
 def load_weights(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(status, body) of ``POST /lis/load_weights`` ``{"path": ".../model.safetensors"}``: the served
-    local model takes the weights in that file (a trainer on the same filesystem pushed them; the
-    weight sync of GRPO's server mode without vLLM, :mod:`lis.train.grpo.vllm_server`). Every weight of
-    the model must be in the file (a tied output layer may be left out); the engine forgets its kept
-    caches. Push between generation batches, with no request in flight (as TRL pushes into vLLM): a
-    request decoding meanwhile would mix the old and the new weights."""
+    local model takes the weights in that file, which must hold all of them but a tied output layer
+    (the weight sync of GRPO's server mode without vLLM, :mod:`lis.train.grpo.vllm_server`). Push with
+    no request in flight (as TRL pushes into vLLM): one decoding meanwhile would mix old and new weights."""
     import torch
     from safetensors.torch import load_file
 
