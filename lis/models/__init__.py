@@ -8,8 +8,7 @@ Backends: :class:`OpenAIChatModel` (vLLM, SGLang, ``transformers serve``, API pr
 :class:`LocalHFModel` (transformers on CPU/GPU; exact sampled ids and log-probs for RL),
 :class:`ScriptedModel` (replays given replies; tests). :class:`ChatServer` serves any of them
 over OpenAI-compatible HTTP. Token-level generation for RL: :class:`BatchEngine` (batched local
-transformers) and :class:`VLLMTokenEngine` (a vLLM server), one ``generate`` API. (The tiny
-offline model is built by the training stages, lis.train.)
+transformers) and :class:`VLLMTokenEngine` (a vLLM server), one ``generate`` API.
 Heavy dependencies (torch, transformers, openai) load only when a backend is used.
 """
 from __future__ import annotations
