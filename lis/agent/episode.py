@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lis.agent.loop import AgentConfig, ending, run_episode, stopper
+from lis.agent.loop import AgentConfig, run_episode, stopper
 from lis.agent.trajectory import Step, Trajectory
+from lis.agent.turn import ending
 from lis.models.base import ChatModel, ModelError
 from lis.util.text import safe_result
 from lis.prompts import layout, render_prompts
@@ -93,12 +94,10 @@ def run_task(task: Task, model: ChatModel, mode: str, cfg: AgentConfig, *, pool:
              sandbox: Sandbox | None = None, input_dir: Path | None = None, collect_to: Path | None = None,
              on_step: Callable[[Step], None] | None = None, should_stop: Callable[[], bool] | None = None,
              **meta: Any) -> Trajectory:
-    """Run ``task`` in ``mode``. Sandbox modes take a sandbox from ``pool`` (or use ``sandbox``),
-    place the task's files, run the loop, read the answer, optionally copy the output folder to
-    ``collect_to``, and give the sandbox back. Never raises for model or sandbox failures: the
-    record's ``termination`` and ``error`` say what happened ("interrupted" after Ctrl-C, or once
-    ``should_stop()`` — this episode's own cancellation, see :func:`lis.agent.loop.run_episode` —
-    returns true; no output is copied out then)."""
+    """Run ``task`` in ``mode``. Sandbox modes take a sandbox from ``pool`` (or use ``sandbox``), place
+    the task's files, run the loop, copy the output folder to ``collect_to`` (unless interrupted) and
+    give the sandbox back. Never raises for model or sandbox failures: the record's ``termination``
+    and ``error`` say what happened (``should_stop``: :func:`lis.agent.loop.run_episode`)."""
     stopped = stopper(should_stop)
     if mode == "vanilla":
         return run_vanilla(task, model, cfg, **meta)

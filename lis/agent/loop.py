@@ -1,13 +1,10 @@
 """The episode loop: the model works in the sandbox through the three tools until it submits.
 
-Faithful to llm-in-sandbox 0.2 where the paper defines the method: the tools and their order,
-"Steps Remaining: N" after the newest message, a reminder (CONTINUE) when a turn has no tool
-call, 100 turns, 120 s per command, the answer read from the answer file after the episode
-whether or not the model submitted. Better: every tool call of a turn runs (theirs runs the
-first and answers it alone), malformed calls get error observations, tool calls written as
-``<tool_call>`` text are understood, the conversation token budget and an episode wall-clock
-timeout really end the episode, and every turn records tokens and timings. A turn's steps (ask the
-model, read its tool calls, run them) are in :mod:`lis.agent.turn`.
+Faithful to llm-in-sandbox 0.2 where the paper defines the method ("Steps Remaining: N", the
+CONTINUE reminder, the answer read from the answer file whether or not the model submitted); where
+it differs (every tool call of a turn runs, malformed and text tool calls are handled, the token
+budget and wall-clock timeout end the episode) see docs/differences.md. A turn's steps are in
+:mod:`lis.agent.turn`.
 """
 from __future__ import annotations
 
@@ -21,7 +18,6 @@ from typing import Any, Callable
 from lis.agent.tools.dispatch import ToolSettings
 from lis.agent.trajectory import Step, Trajectory
 from lis.agent.turn import Conversation, EpisodeEnd, append_remaining, ask, read_reply, run_calls
-from lis.agent.turn import ending  # noqa: F401  (lis.agent.episode imports it from here)
 from lis.models.base import ChatModel, Sampling
 from lis.sandbox.base import Sandbox, SandboxError
 from lis.util import cancel
@@ -66,12 +62,10 @@ def run_episode(model: ChatModel, sandbox: Sandbox, messages: list[dict[str, Any
                 should_stop: Callable[[], bool] | None = None) -> Trajectory:
     """Run one episode on a started sandbox whose input files are in place; fill and return ``record``.
 
-    Never raises for what the model or the commands do: the record's ``termination`` says how
-    the episode ended (submitted, max_turns, token_budget, timeout, model_error, model_timeout,
-    sandbox_error, or interrupted: cancelled by Ctrl-C, see :mod:`lis.util.cancel`, or by ``should_stop``).
-    ``should_stop`` (optional) is this episode's own cancellation token, checked wherever the
-    global cancellation is: before every model and tool call, and when a call fails (a sandbox
-    killed from outside because its episode was cancelled ends it as interrupted, not as an error).
+    Never raises for what the model or the commands do: the record's ``termination`` says how the
+    episode ended. ``should_stop`` (optional) is this episode's own cancellation, checked wherever
+    Ctrl-C (:mod:`lis.util.cancel`) is, and when a call fails: a sandbox killed because its episode
+    was cancelled ends it as interrupted, not as an error.
     """
     stopped = stopper(should_stop)
     t0 = time.monotonic()

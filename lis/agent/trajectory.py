@@ -26,16 +26,11 @@ def wall_clock_limited(record: "Trajectory") -> bool:
     return record.termination == "timeout" or any(c.timed_out for s in record.steps for c in s.calls)
 
 
-
-
 def concurrent_output(record: "Trajectory") -> bool:
-    """Whether a command's error output holds messages of two programs that ran at once (two stages of
-    a pipeline, or background jobs, writing to one stream): the kernel's scheduler, not the commands,
-    decides their order, so the same commands can give another observation and the episode another
-    course. Seen in a deterministic GRPO run: ``grep -n river MISSING | cut -m 3 ...`` printed cut's
-    error before grep's in one run and after it in another. A heuristic (a program's message is a line
-    ``name: ...``); the deterministic mode puts such output in a fixed order
-    (:mod:`lis.agent.tools.stderr_order`) and reports how many episodes had it."""
+    """Whether a command's error output holds messages of two programs that ran at once (a pipeline or
+    background jobs writing to one stream): the kernel's scheduler decides their order, so the same
+    commands can give another observation. A heuristic (a program's message is a line ``name: ...``);
+    the deterministic mode puts such output in a fixed order (:mod:`lis.agent.tools.stderr_order`)."""
     return any(programs_at_once(command, stderr) for command, stderr in _commands_and_stderr(record))
 
 
@@ -109,9 +104,7 @@ class Trajectory:
     messages: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     answer: str = ""
-    termination: str = ""                  # submitted | max_turns | token_budget | timeout | answered | truncated
-    #                                        (the model's doing: scored) | model_error | sandbox_error | error
-    #                                        (infrastructure: errors, not wrong answers) | interrupted (Ctrl-C)
+    termination: str = ""                  # one of FINISHED or INFRA, or INTERRUPTED (above)
     error: str | None = None
     reward: float | None = field(default=None, metadata={"record": "fraction"})
     score: dict[str, Any] | None = None

@@ -8,21 +8,21 @@ Backends: :class:`OpenAIChatModel` (vLLM, SGLang, ``transformers serve``, API pr
 :class:`LocalHFModel` (transformers on CPU/GPU; exact sampled ids and log-probs for RL),
 :class:`ScriptedModel` (replays given replies; tests). :class:`ChatServer` serves any of them
 over OpenAI-compatible HTTP. Token-level generation for RL: :class:`BatchEngine` (batched local
-transformers) and :class:`VLLMTokenEngine` (a vLLM server), one ``generate`` API. (The tiny
-offline model is built by the training stages, lis.train.)
+transformers) and :class:`VLLMTokenEngine` (a vLLM server), one ``generate`` API.
 Heavy dependencies (torch, transformers, openai) load only when a backend is used.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lis.models.base import ChatModel, ChatResult, ContextLengthError, ModelError, Sampling, Usage
 from lis.models.scripted import ScriptedModel
+from lis.util.lazy import lazy_exports
 
 __all__ = ["BatchEngine", "ChatModel", "ChatResult", "ChatServer", "ContextLengthError", "LocalHFModel", "ModelError",
            "OpenAIChatModel", "Sampling", "ScriptedModel", "Usage", "VLLMTokenEngine", "build_model"]
 
-if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
+if TYPE_CHECKING:  # the names below load on first use (lis.util.lazy)
     from lis.models.batch_engine import BatchEngine
     from lis.models.local_hf import LocalHFModel
     from lis.models.openai_compat import OpenAIChatModel
@@ -38,13 +38,4 @@ _LAZY = {
     "VLLMTokenEngine": "lis.models.vllm_tokens",
     "build_model": "lis.models.registry",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'lis.models' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)[0]

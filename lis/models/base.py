@@ -25,12 +25,9 @@ class ModelTimeout(ModelError):
 
 
 class ContextLengthError(ModelError):
-    """The conversation no longer fits the model's context window (never retried).
-
-    The agent loop ends the episode with reason "token budget". ``limit`` (the model's context
-    length), ``requested`` (the tokens the request needed in all) and ``prompt_tokens`` (the
-    conversation's size) are set when the backend knows them.
-    """
+    """The conversation no longer fits the model's context window (never retried): the agent ends the
+    episode with "token budget". ``limit``, ``requested`` (in all) and ``prompt_tokens`` are set when the
+    backend knows them."""
 
     def __init__(self, message: str, hint: str | None = None, limit: int | None = None,
                  requested: int | None = None, prompt_tokens: int | None = None):

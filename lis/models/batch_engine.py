@@ -5,61 +5,32 @@
     draw.ids, draw.logprobs, draw.stopped
     engine.close()
 
-Every ``generate`` call blocks its thread until its sequence is done; one background worker
-thread runs the model. The worker does continuous batching on transformers' KV cache
-(``DynamicCache``): a request that arrives while others decode is prefilled on its own (identical
-prompts that arrive together share one prefill — a GRPO group's first turn), its cache rows are
-left-padded to the batch's length and it joins the running batch at the next step; every decode
-step feeds one token per sequence with a 2-D attention mask (0 on the padding) and per-sequence
-``position_ids``, so padding never changes what a sequence sees; a sequence that stops leaves the
-batch at once, and the columns that only held padding are cut off.
+Every ``generate`` call blocks its thread until its sequence is done; one background worker runs the
+model with continuous batching on transformers' ``DynamicCache``: a new request is prefilled on its
+own (identical prompts arriving together share one prefill: a GRPO group's first turn), left-padded
+and joins the running batch at the next step. Decode steps use a 2-D attention mask and per-sequence
+``position_ids``, so padding never changes what a sequence sees; a finished sequence leaves at once.
 
-Sampling is per request (temperature, top-k, top-p, repetition penalty) and so is the random
-generator (a fresh ``torch.Generator`` seeded with ``seed``, else the ``generator`` given, else a
-random one), drawn with the same rule as :func:`lis.models.sampler.sample` (:func:`pick_tokens`):
-ids, log-probabilities (of the token under the distribution it was drawn from) and stop rule
-are the sampler's. The batch's cache appends into buffers with 25% room to grow (instead of
-copying the whole cache at every step, as transformers' ``DynamicCache`` does). A request alone
-in the engine, prefilled whole (no cached prefix), computes exactly what ``sample`` computes (the
-same kernels, bit for bit); in a batch the matrix products run with more rows and float
-rounding differs (on the CPU about 4e-6 on a logit): greedy ids stay the same unless two
-logits tie within that, and seeded draws stay the same unless a uniform draw lands within
-that of a boundary between two tokens.
+Sampling (temperature, top-k, top-p, repetition penalty, generator) is per request and follows
+:func:`lis.models.sampler.sample` (:func:`pick_tokens`). A request alone, prefilled whole, computes
+exactly what ``sample`` computes; in a batch or after a cached prefix the matrix products differ by
+float rounding, so greedy ids and seeded draws stay the same unless two tokens nearly tie.
 
-Prefix cache: the KV cache of every finished sequence (its prompt and the ids it drew), and of a
-preempted one (see Memory), is kept, least recently used first out, within ``prefix_cache_mb``. A
-request prefills only what follows the longest prefix it shares with a kept sequence, on top of
-that sequence's cache cut to the shared length: an agent's next turn (its conversation plus the
-environment's reply) prefills the reply alone, and a new episode's first turn reuses the system
-prompt and tool schemas every episode starts with — vLLM's automatic prefix caching, for the local
-engine. A kept sequence is dropped once a longer one extends it. Logits then come from a prefill
-split in two, which agrees with one whole prefill up to float rounding (as in a batch, above), so
-the same seeded call made twice gives the same ids but log-probabilities equal only to ~1e-6. Off
-by default (``prefix_cache_mb=0``): measured on the CPU with the tiny model it saves prefill
-tokens, not time.
+Prefix cache (``prefix_cache_mb``, off by default: on the CPU it saves prefill tokens, not time, and
+costs bit-exact repeats): the caches of finished and preempted sequences are kept, least recently used
+first out; a request prefills only what follows the longest prefix it shares with one (vLLM's
+automatic prefix caching).
 
-Memory: a batch holds at most ``max_batch`` sequences and its KV cache at most
-``max_batch_tokens`` token positions (rows x padded length). A request is admitted on its current
-length (prompt + ids drawn so far), not on what it may grow to (``max_new_tokens`` reserves
-nothing): it joins when the batch with it, every row padded to the longest, still has room for the
-next decode step's column. The batch then grows on demand; before a decode step that would
-overflow, the most recently admitted rows are preempted (vLLM's recompute preemption) until it
-fits: a preempted row leaves the batch (its cache is dropped) with its ids, log-probabilities,
-generator and stop rule, goes back to the front of the queue, and when admitted again is prefilled
-with its prompt and the ids it drew, and draws its next token from that prefill's logits — as if
-it had never left, up to float rounding (a prefill of the same tokens rounds like a batch or a
-split prefill, above). With the prefix cache on, its cache is kept there first, so that the
-re-admission prefills only its last id. One row always stays: a sequence larger than the budget
-runs alone. ``stats`` counts ``preemptions``, the prefill tokens they cost again
-(``recomputed_tokens``) and the largest cache of a step (``max_positions``). Models whose cache is
-not a plain key/value cache (linear-attention layers) are served one request at a time through
-``sample``.
+Memory: a batch holds at most ``max_batch`` sequences and ``max_batch_tokens`` cache positions (rows x
+padded length). A request is admitted on its current length (``max_new_tokens`` reserves nothing);
+before a decode step that would overflow, the most recently admitted rows are preempted (vLLM's
+recompute preemption): each goes back to the front of the queue with its ids, log-probabilities,
+generator and stop rule, and is prefilled again when readmitted. One row always stays. Models whose
+cache is not a plain key/value cache (linear attention) are served one request at a time via ``sample``.
 
-Errors: a request the model cannot take (empty prompt, id outside the vocabulary) raises
-ModelError in the caller; an exception in the worker fails the requests it concerned with a
-ModelError naming it (the traceback goes to the log) and the engine goes on with the next ones;
-cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in every waiting caller within
-about 50 ms and drops their sequences from the batch.
+Errors: a bad request raises ModelError in the caller; an exception in the worker fails the requests
+it concerned (traceback in the log) and the engine goes on; cancellation (:mod:`lis.util.cancel`)
+raises ``Interrupted`` in every waiting caller and drops their sequences.
 """
 from __future__ import annotations
 
@@ -82,9 +53,7 @@ from lis.util import cancel
 log = logging.getLogger("lis.models.batch")
 
 DEFAULT_MAX_BATCH_TOKENS = 1 << 17  # KV-cache positions of a whole batch (rows x padded length)
-DEFAULT_PREFIX_CACHE_MB = 0         # off: on the CPU it saved 8x the prefill tokens but no time (docs/
-                                    # performance-generation.md), and it costs bit-exact repeats (a split prefill rounds
-                                    # differently); models.<name>.prefix_cache_mb turns it on
+DEFAULT_PREFIX_CACHE_MB = 0         # off (see the module doc); models.<name>.prefix_cache_mb turns it on
 POLL_S = 0.05                       # how often a waiting caller looks at the cancellation flag
 IDLE_S = 0.5                        # how often an idle worker checks that its engine still exists
 BATCHABLE_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
@@ -137,11 +106,8 @@ class _Request:
 class BatchEngine:
     """Thread-safe batched generation around one causal LM (see the module doc).
 
-    ``stop_ids``: a sequence ends after any of these ids (included in its ids). ``max_batch``:
-    sequences decoded together at most. ``max_wait_s``: when the engine is idle, how long the
-    first request waits for others to arrive before the first step (later arrivals join the
-    running batch at its next step). ``max_batch_tokens``: the KV-cache budget of a batch.
-    ``prefix_cache_mb``: memory for the caches of finished sequences (0: no prefix cache).
+    ``stop_ids``: a sequence ends after any of these ids (included in its ids). ``max_wait_s``: when
+    the engine is idle, how long the first request waits for others before the first step.
     """
 
     def __init__(self, model: Any, stop_ids: set[int], max_batch: int = 64, max_wait_s: float = 0.005, *,
@@ -190,10 +156,9 @@ class BatchEngine:
                  stop_ids: set[int] | None = None) -> Draw:
         """Draw up to ``max_new_tokens`` tokens after ``prompt_ids`` (blocks until done).
 
-        ``temperature`` 0 means greedy. ``seed`` seeds a fresh generator for this call; without it
-        ``generator`` (a CPU ``torch.Generator``, used by the worker thread only) is used, else a
-        random one. ``stop_ids`` replaces the engine's stop ids for this call. Raises ModelError
-        (bad request, engine closed, the model failed) or ``cancel.Interrupted``.
+        ``seed`` seeds a fresh generator for this call; without it ``generator`` (a CPU
+        ``torch.Generator``, used by the worker thread only) is used, else a random one. ``stop_ids``
+        replaces the engine's for this call. Raises ModelError or ``cancel.Interrupted``.
         """
         cancel.check()
         req = self._request(prompt_ids, max_new_tokens, temperature, top_k, top_p, repetition_penalty, seed,
@@ -205,10 +170,8 @@ class BatchEngine:
 
     def generate_many(self, calls: list[dict[str, Any]]) -> list[Draw | BaseException]:
         """Several :meth:`generate` calls (each a dict of its arguments) queued at once, in this order,
-        so that the worker admits them together: what :class:`~lis.models.lockstep.Lockstep` uses to
-        form batches by rule. Blocks until every one is done; each result is its Draw, or the error
-        that call alone would have raised (a bad request fails only itself). Raises ModelError when
-        the engine is closed, ``cancel.Interrupted`` on cancellation."""
+        so that the worker admits them together (:class:`~lis.models.lockstep.Lockstep`). Each result
+        is its Draw, or the error that call alone would have raised."""
         cancel.check()
         reqs: list[_Request | BaseException] = []
         for call in calls:
@@ -381,10 +344,8 @@ class BatchEngine:
 
     def _fits(self, req: _Request, admitted: list[_Request]) -> bool:
         """Whether ``req`` may join the batch now (with ``admitted``, taken this round): fewer than
-        ``max_batch`` rows, and the batch with it — every row padded to the longest, each counted at
-        its current length — keeps room for the next decode step's column within ``max_batch_tokens``.
-        What a request may still draw reserves nothing (the batch preempts when it outgrows the
-        budget: :meth:`_make_room`). Alone it always fits, even larger than the budget."""
+        ``max_batch`` rows, and the batch with it, padded to the longest row, keeps room for the next
+        decode step within ``max_batch_tokens``. Alone it always fits, even larger than the budget."""
         rows = len(self._rows) + len(admitted)
         if rows == 0:
             return True
@@ -549,9 +510,7 @@ class BatchEngine:
 
     def _preempt(self, leave: list[_Request]) -> None:
         """Take the rows ``leave`` (most recently admitted first) out of the batch and put them back at
-        the front of the queue, the earliest admitted first. Each keeps its ids, log-probabilities,
-        generator, ``seen`` and stop rule; its cache is dropped (kept in the prefix store when there
-        is one), and its next admission prefills its prompt and ids (:meth:`_admit`)."""
+        the front of the queue, the earliest admitted first; their caches go to the prefix store, if any."""
         if self._prefixes.budget:
             for req in leave:
                 self._keep(self._rows.index(req), req)

@@ -4,16 +4,14 @@
     result = model.chat(messages, tools=TOOLS, sampling=Sampling(temperature=0.7, max_tokens=256))
     result.prompt_ids, result.completion_ids, result.logprobs   # exactly what was sampled
 
-The prompt is rendered by the tokenizer's chat template (``tools=`` included, generation prompt
-added); tool calls are parsed by the tokenizer's response template (TRL's ``add_response_schema``
-provides it for the templates TRL knows, e.g. Qwen3) with the prompt ids as ``prefix=`` — without
-the prefix transformers >= 5.13 silently finds no tool calls. When parsing fails the decoded text
-stays the message content.
+The prompt is rendered by the tokenizer's chat template; tool calls are parsed by the tokenizer's
+response template (TRL's ``add_response_schema`` provides it for the templates TRL knows, e.g. Qwen3)
+with the prompt ids as ``prefix=``: without the prefix transformers >= 5.13 silently finds no tool
+calls. When parsing fails the decoded text stays the message content.
 
-Concurrent calls from many threads (a GRPO group's episodes, an evaluation's workers) are decoded
-together by one :class:`~lis.models.batch_engine.BatchEngine` (continuous batching, one forward
-pass per step for all of them); :meth:`LocalHFModel.generate_ids` is the token-level entry
-(prompt ids in, :class:`~lis.models.sampler.Draw` out) for token-exact rollouts.
+Concurrent calls from many threads are decoded together by one
+:class:`~lis.models.batch_engine.BatchEngine`; :meth:`LocalHFModel.generate_ids` is the token-level
+entry (prompt ids in, :class:`~lis.models.sampler.Draw` out) for token-exact rollouts.
 """
 from __future__ import annotations
 
@@ -51,23 +49,14 @@ def resolve_device(device: str | None) -> str:
 class LocalHFModel:
     """A causal LM and its tokenizer, sampled token by token (see :mod:`lis.models.sampler`).
 
-    ``seed`` seeds the model's own generator, used by calls whose sampling has no seed: a fixed
-    sequence of calls then gives a fixed sequence of outputs. A call with ``Sampling.seed`` uses
-    a fresh generator seeded with it (same seed, same prompt → same completion).
+    ``seed`` seeds the model's own generator, used by calls whose sampling has no seed (a fixed
+    sequence of calls gives a fixed sequence of outputs); a call with ``Sampling.seed`` uses a fresh
+    generator seeded with it. Sampling: the call's settings, else ``sampling`` (the params entry),
+    else the model's generation config (as vLLM does), else temperature 1 without truncation.
+    ``max_tokens`` defaults to 1024 and is cut to the room left in ``max_context``.
 
-    Sampling: the call's settings, else ``sampling`` (the params entry), else the model's
-    generation config (temperature, top_p, top_k, repetition_penalty; as vLLM does), else
-    temperature 1 without truncation. Temperature 0 means greedy. ``max_tokens`` defaults to
-    1024 and is cut to the room left in the context (``max_context``: the smaller of the model's
-    positions and the tokenizer's ``model_max_length``).
-
-    Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first
-    use): ``max_batch`` sequences at most per forward pass, ``max_batch_tokens`` KV-cache
-    positions at most per batch, ``prefix_cache_mb`` for the caches of finished turns (an agent's
-    next turn prefills only what the environment added; None: the engine's default, off). A
-    call alone, prefilled whole, computes exactly what :func:`lis.models.sampler.sample` computes;
-    calls batched together or after a cached prefix agree with it up to float rounding (see the
-    engine's doc).
+    Generation goes through a :class:`~lis.models.batch_engine.BatchEngine` (started on first use)
+    with ``max_batch``, ``max_batch_tokens`` and ``prefix_cache_mb`` (None: the engine's defaults).
     """
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "local", sampling: Sampling | None = None,
@@ -201,13 +190,9 @@ class LocalHFModel:
         return self.generation_defaults.override(self.sampling).override(sampling)
 
     def generate_ids(self, prompt_ids: list[int], max_new_tokens: int, sampling: Sampling | None = None) -> "Draw":
-        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (batched with concurrent calls).
-
-        Sampling is resolved as in :meth:`chat` (its ``max_tokens`` is not used: ``max_new_tokens``
-        is); a seed gives a fresh generator, else the model's own generator is used.
-        ``max_new_tokens`` is cut to the room left in the context. Raises ContextLengthError when
-        the prompt fills the context, ModelError when generation fails.
-        """
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (batched with concurrent calls), cut to
+        the room left in the context; sampling as in :meth:`chat` (its ``max_tokens`` unused). Raises
+        ContextLengthError when the prompt fills the context, ModelError when generation fails."""
         return self._draw(list(prompt_ids), max_new_tokens, self.resolve_sampling(sampling))
 
     def _draw(self, prompt_ids: list[int], max_new_tokens: int, s: Sampling) -> "Draw":

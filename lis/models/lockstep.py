@@ -4,19 +4,14 @@
         # slot s's thread (an episode after another) generates inside ``with step.slot(s):``
         ...
 
-The batch engine decodes together whatever requests are waiting when it steps, so which turns
-share a forward pass depends on when each episode's tool calls return; a batch of another shape
-rounds the logits differently (~4e-6 on the CPU) and a token drawn near a boundary flips. A
-Lockstep removes the timing: the work is split into a fixed number of **slots** (a thread each,
-running its own fixed list of episodes one after another), and the engine decodes a **round** only
-once every live slot has posted its next turn. The round's requests go to the engine in one go, in
-slot order (:meth:`BatchEngine.generate_many <lis.models.batch_engine.BatchEngine.generate_many>`):
-they are prefilled in that order and decoded in one batch whose rows leave as they finish, so the
-batch of every decode step is a function of the tokens alone. A slot leaves when its episodes are
-done; a round never waits for a slot that left.
-
-The price: a round starts when the slowest slot's tool call has returned, and a fast slot's next
-turn waits for the round in progress (``round_stats``: rounds, requests, seconds waited).
+The batch engine decodes together whatever requests are waiting when it steps, so which turns share
+a forward pass depends on when tool calls return; a batch of another shape rounds the logits
+differently and a token drawn near a boundary flips. A Lockstep removes the timing: the work is split
+into fixed **slots** (a thread each, running its own fixed list of episodes), and a **round** is
+decoded only once every live slot has posted its next turn, handed to the engine in one go in slot
+order (:meth:`BatchEngine.generate_many <lis.models.batch_engine.BatchEngine.generate_many>`), so the
+batch of every decode step is a function of the tokens alone. A round never waits for a slot that left.
+The price: a round starts when the slowest slot's tool call has returned (``round_stats``).
 
 Every slot must be able to make progress on its own: a slot that blocks on another (a sandbox pool
 smaller than the slots, a lock held across a model call) deadlocks the round, so callers size the

@@ -4,27 +4,18 @@
                             sampling=Sampling(temperature=0.7, top_p=0.8, top_k=20))
     result = model.chat(messages, tools=TOOLS)
 
-Retries are ours (the SDK's are switched off so every attempt is logged): 408/409/429, 5xx,
-connection errors and timeouts are retried with exponential backoff and jitter
-(:mod:`lis.util.retry`; a server's ``Retry-After`` is honoured up to the cap), at most
-``max_retries`` times. A context-length error is never retried: it raises
-:class:`ContextLengthError` (the agent ends the episode with "token budget") — except when the conversation fits and only ``max_tokens`` does not: then the
-request goes once more with ``max_tokens`` cut to the room left (the authors' client does the
-same). Everything else that fails for good raises :class:`ModelError` with one line naming the
-URL and the reason.
+Retries are ours (the SDK's are off, so every attempt is logged): 408/409/429, 5xx, connection errors,
+timeouts and replies that are empty, not JSON or not a chat completion, with backoff
+(:mod:`lis.util.retry`, ``Retry-After`` honoured up to the cap). A context-length error raises
+:class:`ContextLengthError` (the agent ends the episode with "token budget"), except when only
+``max_tokens`` does not fit: then the request goes once more with it cut to the room left, as the
+authors' client does. Other failures raise :class:`ModelError` naming the URL and the reason.
 
-Deadlines: a call never outlives the caller's deadline (:mod:`lis.util.deadline`: the agent opens
-one per model call, the episode's remaining time), whatever the server sends. The per-attempt timeout
-is cut to the time left, the body is read in chunks while a watcher shuts the connection down at
-the deadline (a server trickling one byte every few seconds would otherwise hold the call: a read
-timeout is a gap between bytes, not a total), no backoff waits past it, and the call then raises
-:class:`ModelTimeout`. A caller's ``stopped()`` (a client that left ``lis serve``) ends it the same
-way, as ``cancel.Interrupted``.
-
-Upstream faults: a reply that is not JSON, is empty, or is not a chat completion (no choices) is
-retried like a 5xx and then fails as a ModelError naming the server. A reply over ``max_reply_bytes``
-is not read further: the turn's message says it was cut and ``ChatResult.reply_cut`` records how
-much was read (so 20 MB of degenerate output is neither kept nor sent back).
+Deadlines: a call never outlives the caller's :mod:`lis.util.deadline` scope (:class:`ModelTimeout`),
+whatever the server sends: the body is read in chunks while a watcher shuts the socket down at the
+deadline, since a read timeout bounds the gap between bytes, not the total. A caller's ``stopped()``
+ends it the same way, as ``cancel.Interrupted``. A reply over ``max_reply_bytes`` is not read further:
+the turn's message says it was cut and ``ChatResult.reply_cut`` records how much was read.
 """
 from __future__ import annotations
 
@@ -75,19 +66,17 @@ def omits_temperature(model: str) -> bool:
 class OpenAIChatModel:
     """One served model behind an OpenAI-compatible ``/chat/completions`` endpoint (thread-safe).
 
-    ``name`` is our name for it (``models.<name>`` in params); ``model`` the served name sent in
-    requests (default: ``name``). ``api_key`` wins over the environment variable ``api_key_env``;
-    with neither set the key is "EMPTY", which local servers accept. ``base_url`` defaults to
-    ``$OPENAI_BASE_URL``, then the OpenAI API. ``backoff_s`` (the first wait before a retry) defaults
-    to ``$LIS_BACKOFF_S``, else 1 s.
+    ``name`` is our name for it (``models.<name>``); ``model`` the served name (default: ``name``). The
+    key: ``api_key``, else ``$<api_key_env>``, else "EMPTY" (which local servers accept). ``base_url``
+    defaults to ``$OPENAI_BASE_URL``, then the OpenAI API.
     """
 
     def __init__(self, name: str, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  sampling: Sampling | None = None, timeout_s: float = 1200.0, max_retries: int = 5,
                  backoff_s: float | None = None, backoff_max_s: float = 60.0, max_reply_bytes: int = MAX_REPLY_BYTES):
-        if backoff_s is None:  # $LIS_BACKOFF_S, else 1 s
-            backoff_s = default_backoff_s()
+        if backoff_s is None:
+            backoff_s = default_backoff_s()  # $LIS_BACKOFF_S, else 1 s
         if max_retries < 0 or timeout_s <= 0 or backoff_s < 0 or max_reply_bytes <= 0:
             raise ModelError(f"model '{name}': max_retries, timeout_s, backoff_s and max_reply_bytes must be "
                              f"positive (got {max_retries}, {timeout_s}, {backoff_s}, {max_reply_bytes})",
@@ -137,14 +126,9 @@ class OpenAIChatModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
-        """One assistant turn; ``sampling`` fields that are set override the model's own.
-
-        Raises ContextLengthError when the conversation does not fit the server's context (never
-        retried), and ModelError when the request is refused (other 4xx) or every attempt failed.
-        When only ``max_tokens`` is too large (the server names its context length and the input
-        size, and at least MIN_ROOM tokens are left), the request is sent once more with
-        ``max_tokens`` cut to the room left, as the authors' client does.
-        """
+        """One assistant turn; ``sampling`` fields that are set override the model's own (errors: the
+        module doc; ``max_tokens`` is cut only when the server names its context length and the input
+        size, and at least MIN_ROOM tokens are left)."""
         body = self.request_body(messages, tools, self.sampling.override(sampling))
         shrunk = False
         t0 = time.perf_counter()
@@ -407,14 +391,18 @@ def _reasoning(msg: dict[str, Any]) -> str | None:
 
 def _status_reason(e: openai.APIStatusError) -> str:
     """``HTTP 429: <server message>`` on one line, cut to 300 characters."""
-    body = e.body
+    return http_reason(e.status_code, e.body, e.message)
+
+
+def http_reason(status: int, body: Any, fallback: str | None) -> str:
+    """``HTTP <status>: <message>`` from an OpenAI-style error body (else ``fallback``), on one line."""
     text = None
     if isinstance(body, dict):
         err = body.get("error", body)
         text = err.get("message") if isinstance(err, dict) else str(err)
         text = text or body.get("message") or body.get("detail")
-    text = " ".join(str(text or e.message or "").split())
-    return f"HTTP {e.status_code}: {text[:300]}" if text else f"HTTP {e.status_code}"
+    text = " ".join(str(text or fallback or "").split())[:300]
+    return f"HTTP {status}: {text}" if text else f"HTTP {status}"
 
 
 def _is_context_error(e: openai.APIStatusError) -> bool:

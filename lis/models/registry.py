@@ -44,10 +44,8 @@ def sampling_from(name: str, values: dict[str, Any] | None) -> Sampling:
 
 
 def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
-    """The ChatModel that ``spec`` describes.
-
-    Raises ModelError for an unknown backend or key, or a missing local folder.
-    """
+    """The ChatModel that ``spec`` describes. Raises ModelError for an unknown backend or key, or a
+    missing local folder."""
     backend = spec.get("backend")
     if backend not in BACKENDS:
         raise ModelError(f"models.{name}: unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
@@ -83,13 +81,9 @@ def build_model(name: str, spec: dict[str, Any]) -> ChatModel:
 
 
 def fingerprint(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """What identifies the model's behaviour beyond its params entry, for caches of results.
-
-    openai: the served model name and endpoint (the weights behind them are the server's
-    business); local: the id in the folder's manifest.json when it has one (the models the
-    pipeline trains: a hash of their weights), else the weight files' names, sizes and
-    modification times (hashing GBs per job would be too slow).
-    """
+    """What identifies the model's behaviour beyond its params entry, for caches of results: openai,
+    the served name and endpoint; local, the weights hash of the folder's manifest.json, else the
+    weight files' names, sizes and modification times (hashing GBs per job would be too slow)."""
     import json
 
     backend = spec.get("backend")

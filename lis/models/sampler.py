@@ -5,13 +5,11 @@ Our own loop (instead of ``model.generate``) so that a ``torch.Generator`` seeds
 log-probability of every sampled token is known exactly.
 
 The log-probability reported is the *sampling* log-probability: that of the token under the
-distribution it was drawn from, after every setting (repetition penalty, temperature, top-k,
-top-p) — what vLLM reports with ``--logprobs-mode processed_logprobs``, so every engine's
-log-probabilities mean the same thing (docs/training.md, "One sampling policy"). With no
-top-k/top-p/penalty it equals ``log_softmax(logits / temperature)``, the quantity RL recomputes
-at training time; with them, the two differ by the log of the probability mass kept, which is
-what an importance-sampling ratio between the trainer and the sampler must see. Greedy draws
-(temperature 0) report ``log_softmax(logits)`` of the raw logits.
+distribution it was drawn from, after every setting (repetition penalty, temperature, top-k, top-p),
+as vLLM reports with ``--logprobs-mode processed_logprobs``, so every engine's log-probabilities mean
+the same thing (docs/training.md, "One sampling policy"); with truncation it differs from
+``log_softmax(logits / temperature)`` by the log of the mass kept, which an importance-sampling ratio
+between trainer and sampler must see. Greedy draws report ``log_softmax`` of the raw logits.
 
 :func:`sample` draws one sequence alone; :class:`lis.models.batch_engine.BatchEngine` draws many
 at once with the same per-token rule (:func:`pick_tokens`, batched over the rows of a step).
@@ -76,22 +74,13 @@ def shape_rows(logits: torch.Tensor, seens: list[torch.Tensor | None] | None, te
     return x
 
 
-def shape_logits(logits: torch.Tensor, seen: torch.Tensor | None, temperature: float, top_k: int | None,
-                 top_p: float | None, repetition_penalty: float | None) -> torch.Tensor:
-    """The logits (1-D, float32) that the next token is drawn from (after every sampling setting)."""
-    return shape_rows(logits.unsqueeze(0), [seen], temperature, top_k, top_p, repetition_penalty)[0]
-
-
 def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, float]]:
     """The next token of every row of ``logits`` (2-D, float32) and its log-probability
     (``rules``: one :class:`Rule`, or any object with its attributes, per row).
 
-    Rows that share their settings are shaped together (one batched top-k / top-p instead of a
-    full-vocabulary sort per row). ``temperature`` 0 means greedy (argmax of the raw logits,
-    log-probability at temperature 1); otherwise row ``i`` draws one uniform number from
-    ``rules[i].generator`` (on the CPU) and takes the token where it falls in the cumulative
-    distribution of its shaped logits (inverse-CDF sampling). The log-probability is that of the
-    drawn token under the shaped distribution (greedy: ``log_softmax`` of the raw logits).
+    Rows that share their settings are shaped together (one batched top-k / top-p). Temperature 0 is
+    greedy; otherwise row ``i`` draws one uniform number from ``rules[i].generator`` (on the CPU) and
+    takes the token where it falls in the cumulative distribution of its shaped logits.
     """
     out: list[tuple[int, float] | None] = [None] * len(rules)
     groups: dict[tuple, list[int]] = {}
@@ -116,14 +105,6 @@ def pick_tokens(logits: torch.Tensor, rules: Sequence[Rule]) -> list[tuple[int, 
     return out  # type: ignore[return-value]
 
 
-def pick_token(logits: torch.Tensor, seen: torch.Tensor | None, generator: torch.Generator, temperature: float,
-               top_k: int | None, top_p: float | None, repetition_penalty: float | None) -> tuple[int, float]:
-    """The next token drawn from ``logits`` (1-D, float32) and its log-probability (:func:`pick_tokens`
-    for one row)."""
-    rule = Rule(generator, temperature, top_k, top_p, repetition_penalty, seen)
-    return pick_tokens(logits.unsqueeze(0), [rule])[0]
-
-
 def last_logits_kwargs(model) -> dict:
     """``{"logits_to_keep": 1}`` when the model's forward takes it (a prefill then computes the
     vocabulary projection of the last position only, not of the whole prompt), else ``{}``."""
@@ -145,10 +126,8 @@ def last_logits_kwargs(model) -> dict:
 def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int], generator: torch.Generator,
            temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
            repetition_penalty: float | None = None) -> Draw:
-    """Draw up to ``max_new_tokens`` tokens after ``prompt_ids``; stop after a token in ``stop_ids``.
-
-    ``temperature`` 0 means greedy. The stop token is included in ``ids``.
-    """
+    """Draw up to ``max_new_tokens`` tokens after ``prompt_ids``; stop after a token in ``stop_ids``
+    (included in ``ids``). ``temperature`` 0 means greedy."""
     device = next(model.parameters()).device
     seen = torch.tensor(prompt_ids, dtype=torch.long, device=device)
     out = model(input_ids=seen.unsqueeze(0), use_cache=True, **last_logits_kwargs(model))
@@ -156,8 +135,8 @@ def sample(model, prompt_ids: list[int], max_new_tokens: int, stop_ids: set[int]
     logprobs: list[float] = []
     for _ in range(max_new_tokens):
         cancel.check()
-        tok, lp = pick_token(out.logits[0, -1].float(), seen, generator, temperature, top_k, top_p,
-                             repetition_penalty)
+        rule = Rule(generator, temperature, top_k, top_p, repetition_penalty, seen)
+        tok, lp = pick_tokens(out.logits[0, -1].float().unsqueeze(0), [rule])[0]
         ids.append(tok)
         logprobs.append(lp)
         if tok in stop_ids:

@@ -11,23 +11,17 @@
         base_url: http://127.0.0.1:9000/v1
         serve: {auto: true, command: [python, -m, my.server, --port, "9000"]}  # any program
 
-``serve.auto: false`` (the shipped entries) documents the command and starts nothing: the stages then
-expect the server to be up, as before. With ``auto: true`` the eval, throughput (and any stage
-using :func:`serving`) start it when its health URL does not answer, reuse it for every job of the
-model in the process, and stop it on every exit path (:mod:`lis.util.server_process`).
-``serve.linger_s`` keeps it up that long after its last job, for the model's next job (a pipeline
-evaluates each model on several task sets, one job each); a server whose weights folder changed
+``serve.auto: false`` (the shipped entries) documents the command and starts nothing: the stages
+expect the server to be up. With ``auto: true`` the stages using :func:`serving` start it when its
+health URL does not answer, reuse it for every job of the model in the process, and stop it on every
+exit path (:mod:`lis.util.server_process`). ``serve.linger_s`` keeps it up that long after its last
+job (a pipeline evaluates each model on several task sets); a server whose weights folder changed
 since it started is restarted, never reused.
 
-The vLLM command: ``vllm serve <serve.model or model> --host H --port P`` (from ``base_url``),
-``--enable-prompt-tokens-details`` (so the usage reports prefix-cache hits),
-``--served-model-name <model>``, ``--enable-auto-tool-choice --tool-call-parser <parser>`` with the
-parser of the model's family as the authors instruct (hermes: Qwen3 Instruct; qwen3_coder:
-Qwen3-Coder; deepseek_v3 / deepseek_v31 / deepseek_v32: DeepSeek), ``--reasoning-parser``,
-``--tensor-parallel-size``, ``--max-model-len``, ``--enable-prefix-caching`` and ``extra_args``.
-A command that starts with ``vllm`` runs the set-up's vLLM (:mod:`lis.models.vllm_program`: its own
-venv, either build); ``serve.env`` carries the CPU build's settings (``VLLM_CPU_KVCACHE_SPACE`` in GiB,
-``VLLM_CPU_OMP_THREADS_BIND``).
+The vLLM command (:func:`vllm_command`) takes the tool-call parser of the model's family as the
+authors instruct (``PARSERS``) unless ``tool_call_parser`` is given. A command that starts with
+``vllm`` runs the set-up's vLLM (:mod:`lis.models.vllm_program`); ``serve.env`` carries the CPU
+build's settings (``VLLM_CPU_KVCACHE_SPACE`` in GiB, ``VLLM_CPU_OMP_THREADS_BIND``).
 """
 from __future__ import annotations
 

@@ -1,19 +1,13 @@
 """An OpenAI-compatible HTTP server around any ChatModel (``/v1/chat/completions``, ``/v1/models``).
 
 Real HTTP on a local port, so clients (the agent's OpenAI backend, the LLM judge) are tested
-against a real server. With a ScriptedModel it is a deterministic stand-in for vLLM; with a
-local transformers model it serves that model. Non-streaming only.
+against a real server: with a ScriptedModel a deterministic stand-in for vLLM. Non-streaming only.
 
 With a local transformers model (one that has ``engine`` and ``tokenizer``) it also answers
-``/v1/completions`` for token-id prompts the way vLLM does (see :mod:`lis.models.vllm_tokens`):
-``logprobs`` 0, ``return_token_ids``, ``return_tokens_as_token_ids``, ``stop_token_ids``,
-``ignore_eos``, ``seed``, ``top_k``, ``repetition_penalty``; ``/v1/models`` then reports
-``max_model_len``. Concurrent requests are batched by the model's engine. As vLLM
-(``--generation-config auto``), a sampling field the request leaves out (temperature, top_p,
-top_k, repetition_penalty) takes the model's ``generation_config.json`` value (its ``sampling``
-before that, when it has one); ``top_k`` -1 or 0 means no top-k. ``request_log``: every token
-completion's body and the settings it sampled with (``applied``) as one JSON line, so that a test
-sees what a server in another process did.
+``/v1/completions`` for token-id prompts the way vLLM does (the fields :mod:`lis.models.vllm_tokens`
+sends), batched by the model's engine; ``/v1/models`` then reports ``max_model_len``. As vLLM
+(``--generation-config auto``), a sampling field the request leaves out takes the model's
+``sampling``, else its ``generation_config.json`` value.
 
     with ChatServer(model) as srv:
         client = OpenAI(base_url=srv.base_url, api_key="x")
@@ -82,20 +76,15 @@ class ChatServer:
 
             def do_POST(self):
                 path = self.path.rstrip("/")
-                if path == "/lis/load_weights":  # a trainer pushing its new weights (grpo.vllm.sync: files)
-                    length = int(self.headers.get("Content-Length", 0))
-                    try:
-                        req = json.loads(self.rfile.read(length) or b"{}")
-                    except json.JSONDecodeError:
-                        return self._send(400, {"error": {"message": "body is not JSON"}})
-                    return self._send(*load_weights(server.model, req))
-                if not path.endswith("/completions"):
+                if path != "/lis/load_weights" and not path.endswith("/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 length = int(self.headers.get("Content-Length", 0))
                 try:
                     req = json.loads(self.rfile.read(length) or b"{}")
                 except json.JSONDecodeError:
                     return self._send(400, {"error": {"message": "body is not JSON"}})
+                if path == "/lis/load_weights":  # a trainer pushing its new weights (grpo.vllm.sync: files)
+                    return self._send(*load_weights(server.model, req))
                 with server._lock:
                     server.requests.append(req)
                     server.request_times.append(time.time())
@@ -168,11 +157,9 @@ class ChatServer:
 
 def load_weights(model: Any, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(status, body) of ``POST /lis/load_weights`` ``{"path": ".../model.safetensors"}``: the served
-    local model takes the weights in that file (a trainer on the same filesystem pushed them; the
-    weight sync of GRPO's server mode without vLLM, :mod:`lis.train.grpo.vllm_server`). Every weight of
-    the model must be in the file (a tied output layer may be left out); the engine forgets its kept
-    caches. Push between generation batches, with no request in flight (as TRL pushes into vLLM): a
-    request decoding meanwhile would mix the old and the new weights."""
+    local model takes the weights in that file, which must hold all of them but a tied output layer
+    (the weight sync of GRPO's server mode without vLLM, :mod:`lis.train.grpo.vllm_server`). Push with
+    no request in flight (as TRL pushes into vLLM): one decoding meanwhile would mix old and new weights."""
     import torch
     from safetensors.torch import load_file
 

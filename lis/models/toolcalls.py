@@ -23,12 +23,9 @@ def call_id(*parts: Any) -> str:
 
 
 def normalize_tool_calls(calls: list[Any] | None, salt: Any = "") -> list[dict[str, Any]]:
-    """OpenAI-format copies of ``calls`` (dicts or objects with ``model_dump``).
-
-    Flat calls (``{"name", "arguments"}``) are wrapped in ``function``; dict arguments are
-    JSON-encoded; a missing id becomes a deterministic one from ``salt``, the position and the call.
-    Entries without a function name are dropped.
-    """
+    """OpenAI-format copies of ``calls`` (dicts or objects with ``model_dump``): flat calls wrapped in
+    ``function``, dict arguments JSON-encoded, a missing id derived from ``salt``, the position and the
+    call; entries without a function name dropped."""
     out: list[dict[str, Any]] = []
     for i, call in enumerate(calls or []):
         if hasattr(call, "model_dump"):
@@ -50,10 +47,8 @@ def normalize_tool_calls(calls: list[Any] | None, salt: Any = "") -> list[dict[s
 
 
 def arguments_as_dicts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of ``messages`` whose tool-call arguments are dicts, as chat templates expect them.
-
-    Arguments that are not a JSON object stay strings (the template then prints them as given).
-    """
+    """Copies of ``messages`` whose tool-call arguments are dicts, as chat templates expect them
+    (arguments that are not a JSON object stay strings)."""
     out = []
     for m in messages:
         if m.get("role") == "assistant" and m.get("tool_calls"):

@@ -3,36 +3,26 @@
     engine = VLLMTokenEngine("http://gpu-host:8000/v1", "Qwen/Qwen3-4B-Instruct-2507", stop_ids={151645, 151643})
     draw = engine.generate(prompt_ids, 1024, temperature=1.0, seed=7)    # from many threads at once
 
-Each call is one ``POST /v1/completions`` whose prompt is the token ids (no re-tokenisation),
-``logprobs: 0`` (the sampled token's log-probability only), ``return_token_ids: true`` (the
-sampled ids, ``choices[0].token_ids``) and ``return_tokens_as_token_ids: true`` (each
-``logprobs.tokens`` entry is ``"token_id:<id>"``, used when ``token_ids`` is absent and checked
-against it when present); concurrency comes from the callers' threads and the server batches
-them. ``stop_ids`` given: the request carries ``stop_token_ids`` and ``ignore_eos: true``, so the
-sequence ends exactly on those ids (vLLM keeps the stop token in the output, as our sampler does);
-not given: the server's own end-of-sequence ids. A call without ``seed`` but with a
-``generator`` sends a seed drawn from that generator (a seeded generator gives a reproducible
-sequence of calls). ``max_new_tokens`` is cut to the room the server's ``max_model_len`` leaves
-(read once from ``/v1/models``): vLLM refuses prompt + max_tokens beyond it.
+Each call is one ``POST /v1/completions`` whose prompt is the token ids (no re-tokenisation), asking
+for the sampled ids (``return_token_ids``; else parsed from ``logprobs.tokens`` as ``"token_id:<id>"``)
+and their log-probabilities; the server batches the callers' threads. ``stop_ids`` given: the request
+carries ``stop_token_ids`` and ``ignore_eos``, so the sequence ends exactly on those ids (stop token
+kept, as in our sampler). A call with a ``generator`` but no ``seed`` sends a seed drawn from it.
+``max_new_tokens`` is cut to the room the server's ``max_model_len`` (from ``/v1/models``) leaves.
 
-Log-probabilities: :mod:`lis.models.sampler` reports the sampling log-probability (the token's
-under the distribution it was drawn from: after repetition penalty, temperature, top-k, top-p).
-vLLM reports, per its ``--logprobs-mode``: ``processed_logprobs`` (what TRL runs) exactly that;
-``raw_logprobs`` (vLLM's default) ``log_softmax(logits)``, the same only at temperature 1 with no
-other shaping. Pass the server's mode as ``logprobs_mode``; a request whose settings make the two
-differ logs a warning once.
+Log-probabilities: vLLM's ``--logprobs-mode processed_logprobs`` (what TRL runs) reports the sampling
+log-probability, as :mod:`lis.models.sampler` does; ``raw_logprobs`` (vLLM's default) agrees only at
+temperature 1 with no other shaping. Pass the server's mode as ``logprobs_mode``; a request whose
+settings make the two differ logs a warning once.
 
-Every sampling setting a call gives is sent explicitly, a disabled one included (top-k 0 as
-``-1``, top-p 1, repetition penalty 1): a vLLM server otherwise applies the model's
-``generation_config.json`` defaults (``--generation-config auto``), e.g. top-k 20 for
-Qwen3-Instruct, and the policy would sample from another distribution than the trainer assumes.
-``min_p`` is always 0 (our engine has none).
+Every sampling setting is sent explicitly, a disabled one included (top-k ``-1``, top-p 1,
+repetition penalty 1, ``min_p`` 0): otherwise vLLM applies the model's ``generation_config.json``
+defaults (e.g. top-k 20 for Qwen3-Instruct) and the policy samples from another distribution than
+the trainer assumes.
 
-Retries (408/409/429, 5xx, connection errors, timeouts) with backoff (:mod:`lis.util.retry`) as
-:class:`~lis.models.openai_compat.OpenAIChatModel` does (the first wait: ``backoff_s``, else
-``$LIS_BACKOFF_S``, else 1 s); a context-length refusal raises
-ContextLengthError; cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in the caller
-within about 50 ms (the request in flight is abandoned).
+Retries and backoff as :class:`~lis.models.openai_compat.OpenAIChatModel`; a context-length refusal
+raises ContextLengthError; cancellation (:mod:`lis.util.cancel`) raises ``Interrupted`` in the caller
+(the request in flight is abandoned).
 """
 from __future__ import annotations
 
@@ -46,7 +36,7 @@ import torch
 
 from lis.models.base import ContextLengthError, ModelError
 from lis.util.urls import EXAMPLE, base_url_problem
-from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _context_numbers
+from lis.models.openai_compat import RETRY_STATUS, _CONTEXT_PATTERNS, _cause, _context_numbers, http_reason
 from lis.models.sampler import Draw
 from lis.util import cancel
 from lis.util.retry import Backoff, TryAgain, default_backoff_s, with_retries
@@ -107,11 +97,8 @@ class VLLMTokenEngine:
                  top_k: int | None = None, top_p: float | None = None, repetition_penalty: float | None = None,
                  seed: int | None = None, generator: torch.Generator | None = None,
                  stop_ids: set[int] | None = None) -> Draw:
-        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (see the module doc).
-
-        Raises ContextLengthError (the prompt fills the server's context), ModelError (refused,
-        unreachable after the retries, an unusable answer) or ``cancel.Interrupted``.
-        """
+        """Up to ``max_new_tokens`` tokens after ``prompt_ids`` (see the module doc). Raises
+        ContextLengthError, ModelError (refused, unreachable, an unusable answer) or ``cancel.Interrupted``."""
         cancel.check()
         try:
             prompt = [int(t) for t in prompt_ids]
@@ -278,7 +265,7 @@ class VLLMTokenEngine:
             retry_after = float(resp.headers.get("retry-after"))
         except (TypeError, ValueError):
             retry_after = None
-        return resp.status_code, data, retry_after, _reason(resp.status_code, data, resp.text)
+        return resp.status_code, data, retry_after, http_reason(resp.status_code, data, resp.text)
 
     # -- the answer --------------------------------------------------------------------------
     def _draw(self, data: dict[str, Any], prompt: list[int]) -> Draw:
@@ -335,20 +322,3 @@ class VLLMTokenEngine:
             self._warned.add(why)
         log.warning("model %s at %s: the server's log-probs differ from the sampling log-probs "
                     "(%s)", self.model, self.base_url, why)
-
-
-def _reason(status: int, data: Any, text: str) -> str:
-    """``HTTP 400: <message>`` from a vLLM / OpenAI error body, on one line."""
-    message = None
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        message = err.get("message") if isinstance(err, dict) else str(err)
-        message = message or data.get("message") or data.get("detail")
-    message = " ".join(str(message or text or "").split())[:300]
-    return f"HTTP {status}: {message}" if message else f"HTTP {status}"
-
-
-def _cause(e: BaseException) -> str:
-    while e.__cause__ is not None:
-        e = e.__cause__
-    return " ".join(str(e).split())[:200] or type(e).__name__

@@ -10,18 +10,13 @@ a stage runs with.
     seed = episode_seed(base, task.id, repeat)            # the seed of one episode
 
 Why a layer: the stages (eval, bench, train, serve) must not import each other, yet they all build
-the same objects from the same params; each used to keep its own copy of these builders (and a test
-kept the copies equal). Here they are built once, below the stages and above what they build
-(``lis.agent``, ``lis.sandbox``, ``lis.models``): import-linter's layers contract in pyproject.toml
-says so. Builders only: nothing here starts a sandbox, loads weights or runs an episode.
+the same objects from the same params. Here they are built once, below the stages and above what they
+build (``lis.agent``, ``lis.sandbox``, ``lis.models``), as import-linter's layers contract says.
+Builders only: nothing here starts a sandbox, loads weights or runs an episode.
 
-Modules: ``models`` (a models entry → spec, ChatModel), ``agent`` (→ AgentConfig), ``sandbox``
-(→ SandboxConfig), ``judge`` (the scoring section → the LLM judge), ``seeds`` (episode seeds).
-
-The public names load their modules on first use (:mod:`lis.util.lazy`): code that only runs
-sandboxes — the Inspect AI provider, ``lis sandbox exec``, ``lis bench sandbox`` and ``lis bench memory``
-(the ``sandbox_memory`` stage) — imports :func:`sandbox_config` without loading the agent or the model
-backends, and without making them code its pipeline stage depends on.
+The public names load their modules on first use (:mod:`lis.util.lazy`), so code that only runs
+sandboxes (the Inspect AI provider, ``lis sandbox exec``, ``lis bench sandbox``) imports
+:func:`sandbox_config` without loading, or depending on, the agent and the model backends.
 """
 from lis.util.lazy import lazy_exports
 

@@ -12,13 +12,10 @@ from lis.sandbox.base import SandboxConfig
 
 def agent_config(params, *, spec: dict[str, Any] | None = None, domain: str | None = None,
                  sandbox: SandboxConfig | None = None, deterministic: bool = False) -> AgentConfig:
-    """The agent settings of an episode: turn, context and time limits and the observation format
-    from the ``agent`` section; the context limit of ``domain`` (``max_context_tokens_by_domain``,
-    else ``max_context_tokens``; None: the latter); the sampling of the model entry ``spec``
-    (:func:`lis.runtime.model_spec`; None: the defaults); the command timeout and output cap of
-    ``sandbox`` (None: a vanilla episode, the tools' defaults). ``deterministic`` (the rollout's or the
-    evaluation's deterministic mode): the error output of programs a command runs at once comes in a
-    fixed order (:mod:`lis.agent.tools.stderr_order`)."""
+    """The agent settings of an episode from the ``agent`` section, with the context limit of ``domain``
+    (``max_context_tokens_by_domain``), the sampling of the model entry ``spec`` and the command timeout
+    and output cap of ``sandbox`` (None: the tools' defaults). ``deterministic``: the error output of
+    programs run at once comes in a fixed order (:mod:`lis.agent.tools.stderr_order`)."""
     a = params.settings("agent")
     obs, exts = a.observation, a.editor.view_extensions
     tools = ToolSettings(max_lines=obs.max_lines, keep=obs.keep, max_chars=obs.max_chars,

@@ -16,15 +16,12 @@ def sandbox_config(params, *, run_id: str, image_manifest: dict[str, Any] | None
                    overrides: dict[str, Any] | None = None, built_image: bool = False,
                    deterministic: bool = False) -> SandboxConfig:
     """The SandboxConfig of the params' ``sandbox`` section and image (see
-    :func:`lis.sandbox.factory.config_from_params`).
+    :func:`lis.sandbox.factory.config_from_params`). Raises LisError.
 
-    ``overrides``: keys of the sandbox section replaced (a command's --backend / --network; a value
-    that is None or empty leaves the section's). ``backend``: a stage's ``sandbox_backend`` (docker |
-    bwrap | auto, checked). ``image_manifest``: the image stage's manifest (None: the tag the image
-    params give); ``built_image``: with no manifest given and a docker backend, the project's
-    ``data/image/manifest.json`` when it exists. ``deterministic``: the deterministic mode's sandbox, whose
-    shell writes each stderr line whole (:data:`lis.sandbox.base.LINE_BUFFERED_STDERR`).
-    Raises LisError."""
+    ``overrides``: keys of the sandbox section replaced (None or empty: kept). ``backend``: a stage's
+    ``sandbox_backend``. ``image_manifest``: the image stage's manifest (None: the image params' tag);
+    ``built_image``: without one, on docker, the project's built image manifest when it exists.
+    ``deterministic``: the shell writes each stderr line whole (``LINE_BUFFERED_STDERR``)."""
     section = params.settings("sandbox").written()
     section.update({k: v for k, v in (overrides or {}).items() if v})
     if built_image and image_manifest is None and section["backend"] == "docker":

@@ -6,11 +6,6 @@ with the answer file's text as the assistant message; extras (trajectory id, env
 links to the files the episode produced) sit under the ``lis`` key of the response, where
 unchanged OpenAI clients ignore them. See docs/service.md.
 
-    app = create_app(settings, model, agent_config, sandbox_config)   # lis.serve.app
-    run_server(app, settings)                                          # lis.serve.server
-
-Modules: settings (the ``serve:`` params), request (validation), conversation (messages → task),
-budget (the completion-token budget), admission (slots and queue), episodes (one episode per
-request, cancellable), files (the produced files), response (OpenAI JSON and SSE chunks),
-auth, sweep (leftovers of earlier server runs), app (routes), server (uvicorn and shutdown).
+    state = ServeState(settings=s, model=model, agent=agent_cfg, sandbox=sandbox_cfg, ...)  # lis.serve.state
+    run_server(state)                                                   # lis.serve.server (app: lis.serve.app)
 """

@@ -1,17 +1,9 @@
-"""How a chat conversation becomes one agent task (the documented mapping).
+"""How a chat conversation becomes one agent task (the mapping documented in docs/service.md).
 
-* The **last message** must come from the ``user``: its text is the task, as ``lis run --query``
-  takes it. A conversation of that one message is exactly ``lis run``.
-* ``system`` and ``developer`` messages are the caller's instructions: their text goes in an
-  ``<instructions>`` block before the task. The agent keeps its own system prompt (the paper's
-  general sandbox prompt); the caller's does not replace it.
-* Earlier ``user``, ``assistant`` and ``tool`` messages are context: a ``<conversation>`` block,
-  oldest first, one ``[role]`` header per message (an assistant's tool calls are written as
-  ``[assistant called NAME(ARGUMENTS)]``). Each request runs a fresh episode: nothing of earlier
-  episodes (their sandboxes, their files) is there unless the conversation's text carries it.
-
-Content is a string or a list of ``{"type": "text", "text": ...}`` parts (joined by newlines);
-other parts (images, audio, files) are refused with a 400.
+The last message, the user's, is the task (one message is exactly ``lis run --query``); ``system`` and
+``developer`` messages go in an ``<instructions>`` block before it (the agent keeps its own system
+prompt); earlier messages are context in a ``<conversation>`` block, oldest first, one ``[role]``
+header per message. Content is a string or a list of text parts; other parts are refused with a 400.
 """
 from __future__ import annotations
 

@@ -111,18 +111,17 @@ class EpisodeRunner:
         """The episode thread: whatever happens in it (any exception, not just OSError), the request
         gets an answer and its slot back — ``_finish`` is always scheduled on the event loop."""
         rec: Trajectory | None = None
+        error = "the episode ended without a record"
         try:
             rec = self._episode(ep)
         except BaseException as e:  # noqa: BLE001 - a bug here must answer the request, not wedge its slot
             log.exception("episode %s failed", ep.id)
-            rec = Trajectory(task_id=f"serve-{ep.id}", model=self.model.name, mode="sandbox", domain="general",
-                             run_id=self.run_id, termination="error", error=f"{type(e).__name__}: {e}",
-                             episode_id=ep.id)
+            error = f"{type(e).__name__}: {e}"
         finally:
             if rec is None:
                 rec = Trajectory(task_id=f"serve-{ep.id}", model=self.model.name, mode="sandbox",
-                                 domain="general", run_id=self.run_id, termination="error",
-                                 error="the episode ended without a record", episode_id=ep.id)
+                                 domain="general", run_id=self.run_id, termination="error", error=error,
+                                 episode_id=ep.id)
             try:
                 ep.loop.call_soon_threadsafe(self._finish, ep, rec)
             except RuntimeError:  # the event loop is gone (the server stopped)

@@ -1,25 +1,10 @@
 """A ``POST /v1/chat/completions`` body, validated: every problem is a 400 naming the field.
 
-Fields (OpenAI's names):
-
-* ``model`` (required) — the served name (``GET /v1/models``); another name is a 404.
-* ``messages`` (required) — the conversation; see :mod:`lis.serve.conversation` for the mapping.
-* ``max_completion_tokens`` / ``max_tokens`` — completion tokens the upstream model may generate
-  over the **whole episode** (all turns together; each call asks for at most what is left). When
-  they are spent the episode ends (``finish_reason: "length"``). Clamped to
-  ``serve.limits.max_completion_tokens``.
-* ``temperature``, ``top_p``, ``seed`` — the upstream's sampling for every turn of the episode
-  (over the model entry's ``sampling``).
-* ``stream``, ``stream_options.include_usage`` — server-sent events (see docs/service.md).
-* ``lis`` (extension; ``extra_body={"lis": {...}}`` in the OpenAI client): ``max_turns`` and
-  ``timeout_s`` (episode wall clock), clamped to the server's caps; ``files`` — ``{name: text}``
-  placed in ``/testbed/input`` before the episode.
-* Accepted and ignored: ``user``, ``metadata``, ``store``, ``service_tier``, ``parallel_tool_calls``,
-  ``reasoning_effort``, ``prompt_cache_key``, ``safety_identifier``, ``verbosity``, and ``n: 1``,
-  ``logprobs: false``, ``response_format: {"type": "text"}``, zero penalties.
-* Refused (400): ``tools``/``functions`` (the agent has its own tools), ``n`` > 1, ``logprobs``,
-  ``stop``, ``logit_bias``, non-text modalities and response formats, non-zero penalties, and any
-  field OpenAI does not define.
+The fields and their meaning are documented in docs/service.md. ``max_completion_tokens`` /
+``max_tokens`` budget the **whole episode** (all turns together); they and the ``lis`` extension's
+``max_turns`` and ``timeout_s`` are clamped to ``serve.limits``. Fields in ``IGNORED`` are accepted and
+ignored; those in ``REFUSED``, ``n`` > 1, ``logprobs``, non-text formats, non-zero penalties and any
+field OpenAI does not define are refused.
 """
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """No server run leaves a container behind: at start-up, remove the sandboxes of earlier server runs
-whose server is gone (SIGKILL, a crash: label lis.run=serve-*, owner process dead on this host or
-lifetime over); at shutdown, every sandbox labelled with this run's id. Docker only (a bubblewrap
-sandbox is a child process and dies with the server).
-
-Reads the engine's container list once (the low-level call: a container that removes itself
-meanwhile — auto_remove — is no error)."""
+whose server is gone (label lis.run=serve-*, owner process dead on this host or lifetime over); at
+shutdown, every sandbox labelled with this run's id. Docker only (a bubblewrap sandbox is a child
+process and dies with the server)."""
 from __future__ import annotations
 
 import logging

@@ -6,7 +6,12 @@ import math
 import pytest
 import torch
 
-from lis.models.sampler import Rule, pick_tokens, shape_logits, shape_rows
+from lis.models.sampler import Rule, pick_tokens, shape_rows
+
+
+def shape_logits(logits: torch.Tensor, seen: torch.Tensor | None, *settings) -> torch.Tensor:
+    """The shaped logits of one row (1-D)."""
+    return shape_rows(logits.unsqueeze(0), [seen], *settings)[0]
 
 
 def kept(x: torch.Tensor) -> list[int]:

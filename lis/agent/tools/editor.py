@@ -1,12 +1,9 @@
 """``str_replace_editor``: view, create, str_replace, insert — on any text file of the sandbox.
 
-File contents travel through the sandbox's file operations (never through a shell command
-line), so size and path characters do not matter and CRLF survives. Unlike the official 0.2
-editor: ``view`` works on every text file and lists every file of a directory (theirs refuses
-non-``.py``/``.rst`` files, which pushed models to ``cat``); binary files get a clear message.
-``view_extensions`` (params ``agent.editor.view_extensions``, e.g. ``[".py", ".rst"]``) restores
-the 0.2 restriction: other files are refused with 0.2's message and directory listings show
-only folders and such files.
+File contents travel through the sandbox's file operations (never a shell command line), so size
+and path characters do not matter and CRLF survives. Unlike the official 0.2 editor, ``view`` works
+on every text file (theirs refuses non-``.py``/``.rst`` files, which pushed models to ``cat``);
+``agent.editor.view_extensions`` (e.g. ``[".py", ".rst"]``) restores 0.2's restriction and message.
 """
 from __future__ import annotations
 

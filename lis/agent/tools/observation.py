@@ -7,11 +7,10 @@
     [STDERR]                                   (only when stderr is non-empty)
     ...
 
-As in llm-in-sandbox 0.2, a stream of more than 80 lines keeps its first and last 40 lines
-around a divider. Differences (docs/differences.md): no literal backslash before ``[`` (a Rich
-escape leaked into the official text); a character cap per stream, so that one 10 MB line
-cannot flood the context; a timeout or the output limit names the limit that was hit; a
-restarted shell is announced, and so is a sandbox reclaimed from an exhausted process limit.
+As in llm-in-sandbox 0.2, a stream of more than 80 lines keeps its first and last 40 lines around
+a divider. The differences (docs/differences.md): no literal backslash before ``[`` (a Rich escape
+leaked into the official text), a character cap per stream, and notes naming a limit that was hit,
+a restarted shell or a reclaimed sandbox.
 """
 from __future__ import annotations
 

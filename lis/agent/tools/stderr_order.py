@@ -14,29 +14,17 @@ message about one of the command's processes names it (``main: line 2: ead: comm
 is that program's, wherever the scheduler put it, not the message's before it.
 
 A program the command names twice (``grep -m m x | grep``) runs as two processes whose lines the text
-cannot tell apart (seen: two deterministic GRPO runs under load parted at step 6 on ``grep: invalid max
-count`` and the second grep's usage lines in either order; docs/training.md). Its messages are put in an
-order of their own: its ``name: ...`` lines, then its ``Usage:`` lines, then its ``Try '...'`` lines, each
-kind by text. That order is not the one either process wrote in, but it is one order.
+cannot tell apart: its messages get an order of their own (its ``name: ...`` lines, then its ``Usage:``
+lines, then its ``Try '...'`` lines, each kind by text). The shell's own messages (``main: eval: line 3:
+...``) are written once the lines before them have run, so nothing is moved across them.
 
-The shell's own messages (``main: eval: line 3: syntax error ...``: ``main`` is the sandbox shell's name,
-``bash`` or ``sh`` elsewhere) are written once the lines before them have run, so they stay where they
-are and nothing is moved across them.
-
-Not fixed, and so not ordered but reported (:func:`cannot_order`, which ``unordered_output`` and the runs'
-``reproducible`` use; :func:`programs_at_once` says that output of processes at once was there at all):
-
-- a message with continuation lines from a program named twice: which process's continuation follows
-  which message is the scheduler's;
-- a line two programs cut into each other: GNU tools write ``name: ``, the text and the newline with
-  separate writes to an unbuffered stderr, and under load one program's line lands inside another's
-  (seen: ``grep: Try 'cut --help' ...`` then the rest of grep's line). In the mode the sandbox's shell
-  runs with ``lis.sandbox.base.LINE_BUFFERED_STDERR`` in its environment, so every program that writes through C's
-  stdio (bash, coreutils, grep, sed, ...) writes each stderr line whole; programs that write otherwise
-  (Python's own ``sys.stderr``, static binaries) are not changed;
-- output that names no program the command names (two Python tracebacks interleaved line by line).
-
-Only capturing each process's stderr apart would fix all of it; see docs/training.md ("Determinism").
+Not fixed, and so reported (:func:`cannot_order`, used by ``unordered_output`` and the runs'
+``reproducible``; :func:`programs_at_once` says whether such output was there at all): a program named
+twice whose messages have continuation lines; a line two programs cut into each other (GNU tools write
+``name: `` and the text separately to an unbuffered stderr; the mode's shell runs with
+``lis.sandbox.base.LINE_BUFFERED_STDERR`` so that programs writing through C's stdio write each line
+whole); output that names no program of the command. Only capturing each process's stderr apart would
+fix all of it; see docs/training.md ("Determinism").
 """
 from __future__ import annotations
 
@@ -45,9 +33,6 @@ import re
 # processes that run at once: a pipe (not ||, |& included) or a background & (not &&, >&, &>)
 AT_ONCE = re.compile(r"(?<!\|)\|(?!\|)|(?<![&>])&(?![&>])")
 PROGRAM_MESSAGE = re.compile(r"^([A-Za-z0-9_.+-]+): ", re.M)  # "grep: ...", "cut: ...", "bash: ..."
-# GNU usage lines, which name their program: "Usage: grep [OPTION]...", "Try 'cut --help' for more information."
-# the shell's message about one process of the command: "main: line 2: ead: command not found" is ead's
-# (``main`` is the sandbox shell's name; ``bash`` elsewhere)
 SHELL_LINE = re.compile(r"^(?:main|bash|sh): line \d+: (?:\S*/)?([A-Za-z0-9_.+-]+): ", re.M)
 USAGE_LINE = re.compile(r"^(?:Usage: (?:\S*/)?([A-Za-z0-9_.+-]+)(?: |$)|Try '(?:\S*/)?([A-Za-z0-9_.+-]+) --help')", re.M)
 
