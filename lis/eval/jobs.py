@@ -78,8 +78,7 @@ def task_hash(task) -> str:
     return hash_obj(task.to_dict())
 
 
-def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, seed: int,
-                  deterministic: bool = False) -> str:
+def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, seed: int) -> str:
     """What makes an episode's result: a journal entry is reused only under the same hash (the
     job, the model's params entry and weights, the agent and sandbox settings, the prompt
     templates, the version of the code that runs episodes, the seed). Scoring is not in it."""
@@ -92,5 +91,4 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
     return hash_obj({"job": dataclasses.asdict(job), "model": {k: v for k, v in spec.items() if k not in where},
                      "weights": fingerprint(job.model, spec),
                      "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(),
-                     "code": episode_code_version(), "seed": seed,
-                     **({"deterministic": True} if deterministic else {})})  # (absent when off: older journals stay valid)
+                     "code": episode_code_version(), "seed": seed})

@@ -49,7 +49,6 @@ from lis.errors import LisError
 log = logging.getLogger(__name__)
 
 
-
 @dataclass
 class JournalState:
     """What the journal holds for one settings hash."""

@@ -217,12 +217,3 @@ class DockerSandbox(Sandbox):
     def raw_exec(self, argv: list[str]):
         """A plain ``docker exec`` in this sandbox (the official runtime's way; benchmarks compare)."""
         return self.container.exec_run(argv, user=str(self.config.uid), workdir=self.config.workdir)
-
-    def memory_usage_bytes(self) -> int | None:
-        try:
-            stats = self._client.api.stats(self.container.id, stream=False)
-            mem = stats.get("memory_stats", {})
-            cache = mem.get("stats", {}).get("cache", 0)
-            return int(mem.get("usage", 0) - cache)
-        except Exception:
-            return None

@@ -181,7 +181,6 @@ class Shell:
         self.workdir, self.env, self.rlimits = workdir, env, rlimits
         self.pids = pids or {}  # {"limit": tasks of this namespace that fit, "name": "pids 128"}
         self.proc = None
-        self.restarts = 0
         self.bg_pgids = set()  # background jobs alive after the previous command (spared by a kill)
         self.carry = (b"", b"")  # output of background jobs that arrived after the previous command ended
         self.start()
@@ -237,7 +236,6 @@ class Shell:
 
     def restart(self):
         killed = self.kill_all()
-        self.restarts += 1
         self.bg_pgids = set()
         self.carry = (b"", b"")
         self.start()
