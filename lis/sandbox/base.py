@@ -403,10 +403,7 @@ class Sandbox(ABC):
                     tf.add(p, arcname=p.name)
             else:
                 tf.add(src, arcname=src.name)
-        data = buf.getvalue()
-        h, _ = self._request({"op": "put_tar", "dest": dest}, data, timeout=60 + len(data) / 20e6)
-        if not h.get("ok"):
-            self._raise_os_error(h, dest)
+        self._put_tar(buf.getvalue(), dest)
 
     def put_files(self, files: dict[str, str | bytes], dest: str) -> None:
         """Write ``{relative name: content}`` under the folder ``dest`` in one transfer."""
@@ -417,7 +414,9 @@ class Sandbox(ABC):
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
                 tf.addfile(info, io.BytesIO(data))
-        data = buf.getvalue()
+        self._put_tar(buf.getvalue(), dest)
+
+    def _put_tar(self, data: bytes, dest: str) -> None:
         h, _ = self._request({"op": "put_tar", "dest": dest}, data, timeout=60 + len(data) / 20e6)
         if not h.get("ok"):
             self._raise_os_error(h, dest)
