@@ -55,10 +55,8 @@ def orphaned(labels: dict, now: float | None = None) -> bool:
 
 def find(client, run: str | None = None, everything: bool = False) -> list[dict]:
     """Containers labelled lis.managed=true that should go: those of ``run``; all of them
-    (``everything``); by default the orphans (owner process gone on this host, or expired).
-
-    One list call, no per-container inspection: another process may remove a container between
-    the two (a pool's start-up sweep, a second cleanup), which must not fail this one."""
+    (``everything``); by default the orphans (owner process gone on this host, or expired). One list
+    call, no per-container inspection: another sweep may remove a container in between."""
     filters = {"label": [f"{MANAGED}=true"] + ([f"lis.run={run}"] if run else [])}
     out = []
     now = time.time()

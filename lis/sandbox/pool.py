@@ -5,9 +5,8 @@
         sb.exec("ls")
     pool.close()
 
-Every episode gets a fresh computer: a released sandbox is destroyed, never reused. Warm
-sandboxes are started in the background so that ``acquire`` takes milliseconds; new ones go to
-the engine with the fewest live sandboxes.
+Every episode gets a fresh computer: a released sandbox is destroyed, never reused. Warm sandboxes
+start in the background; new ones go to the engine with the fewest live sandboxes.
 """
 from __future__ import annotations
 
@@ -57,9 +56,7 @@ class SandboxPool:
         self.started = 0
         if config.backend == "docker":
             self._sweep_orphans(self.engines)
-        elif _local_docker():
-            # a run on another backend still removes what an earlier docker run killed with SIGKILL left here
-            # (a container created but not yet started when the kill came has no connection to lose)
+        elif _local_docker():  # what a SIGKILLed docker run left here (a created, never-started container)
             self._sweep_orphans([None])
         if self.warm:
             self._refill()

@@ -1,9 +1,8 @@
 """The sandboxes this process has running, so that every exit path removes them.
 
-``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: cancel (see
-:mod:`lis.util.cancel`: no new episode, model call or sandbox), close every live sandbox, then
-unwind (130/143); a second signal exits at once. ``atexit`` closes what is left on a normal exit. After SIGKILL
-nothing runs here: Docker sandboxes still stop by themselves (their supervisor exits when our
+``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: cancel
+(:mod:`lis.util.cancel`), close every live sandbox, then unwind (130/143); a second signal exits at
+once. ``atexit`` closes what is left. After SIGKILL Docker sandboxes stop by themselves (our
 connection closes) and ``lis sandbox cleanup`` removes whatever is left.
 """
 from __future__ import annotations
