@@ -6,30 +6,24 @@
     ...                             # every later ensure() of the same name in this process returns srv
     server_process.release_all()    # also at exit, on SIGINT/SIGTERM, after an exception
 
-Health first: a server that already answers is reused and never stopped by us (the user's own
-server, or one another lis process started). Otherwise the command starts in its own session
-(process group), its stdout/stderr go to ``<state_dir>/<name>.log``, and we wait for the health
-URL; a server that exits, or does not answer within ``startup_timeout_s``, is one LisError naming
-the command and its log.
+A server that already answers its health URL is reused and never stopped by us (the user's own, or
+another lis process's). Otherwise the command starts in its own process group, logging to
+``<state_dir>/<name>.log``; one that exits, or does not answer within ``startup_timeout_s``, is one
+LisError naming the command and its log.
 
-Across processes (Snakemake jobs at once): ``<state_dir>/<name>.lock`` serialises the check-and-start
-and the stop; every process that uses the server holds a shared lock on ``<name>.users`` while it
-does; ``<name>.pid`` records a server that lis started. The last user out (the one that can take
-``<name>.users`` exclusively) stops a server that lis started, whoever started it; a server without
-a ``.pid`` file (the user's) is never stopped. The kernel releases the locks of a process that
-dies, so a process killed with SIGKILL does not keep a server alive for others; the server itself
-then runs until the next lis process that uses it ends.
+Across processes (Snakemake jobs at once), in ``state_dir``: ``<name>.lock`` serialises the
+check-and-start and the stop; every user holds a shared lock on ``<name>.users``; ``<name>.pid``
+records a server lis started, with its command and ``identity`` (the weights' fingerprint): one
+started for other weights or another command is restarted, never reused. The last user out (the one
+that can lock ``.users`` exclusively) stops a server lis started, whoever started it; one without a
+``.pid`` file (the user's) is never stopped. The kernel drops a dead process's locks, so a SIGKILLed
+user keeps no server alive for others.
 
-Lingering (``linger_s`` > 0): the last user out leaves a server lis started running for that many
-seconds, so the next job of the same model (another Snakemake job, moments later) reuses it instead
-of loading the weights again. A detached reaper (``python -m lis.util.server_process reap``) stops
-it once nobody has used it for ``linger_s``. ``identity`` (the weights' fingerprint) and the command
-are recorded in ``<name>.pid``: a server lis started whose weights or command differ from what a later
-``ensure`` with an ``identity`` asks is stopped and started afresh, never reused. A cancelled process (SIGINT/SIGTERM)
-stops its servers at once, lingering or not.
-
-Exit paths: :func:`release_all` runs at exit (atexit), and a SIGINT/SIGTERM handler chained in front
-of the process's own (``lis.sandbox.registry``'s) releases before a second signal's hard exit.
+``linger_s`` > 0: the last user out leaves the server up that long, so the next job of the same model
+reuses it instead of loading the weights again; a detached reaper (``python -m lis.util.server_process
+reap``) stops it once idle. A cancelled process (SIGINT/SIGTERM) stops its servers at once. Exit paths:
+:func:`release_all` at exit (atexit), and a SIGINT/SIGTERM handler chained in front of the process's own
+(``lis.sandbox.registry``'s) that releases before a second signal's hard exit.
 """
 from __future__ import annotations
 
