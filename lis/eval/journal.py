@@ -1,27 +1,22 @@
 """The journal of one job: every episode, appended (fsynced) the moment it ends, and its scores.
 
-It survives kills and re-runs (Snakemake and DVC delete a job's declared outputs before running
-it again), so a re-run repeats no finished episode. Two files per job:
+It survives kills and re-runs (Snakemake and DVC delete a job's declared outputs first), so a re-run
+repeats no finished episode. Two files per job:
 
-* ``<mode>.jsonl`` — episodes, keyed by what makes an episode (the job's settings hash, the
-  task's content hash, task id, repeat and mode). An episode that *finished* (the model answered,
-  or ran out of turns, tokens or time: its own doing) is kept; one that ended in an infrastructure
-  error (model server, sandbox, harness) is an error, retried on later runs until it has been
-  tried ``max_attempts`` times; an ``interrupted`` one (Ctrl-C) is retried and never counted.
-* ``<mode>.scores.jsonl`` — scores, keyed by the episode's id and the scoring hash (scorer
-  settings and scorer code version): changing a scorer re-scores every episode without running
-  one again.
+* ``<mode>.jsonl`` — episodes, keyed by the job's settings hash, the task's content hash, task id,
+  repeat and mode. A *finished* episode (the model answered, or ran out of turns, tokens or time) is
+  kept; an infrastructure error is retried on later runs until tried ``max_attempts`` times; an
+  ``interrupted`` one (Ctrl-C) is retried and never counted.
+* ``<mode>.scores.jsonl`` — scores, keyed by the episode's id and the scoring hash: a changed scorer
+  re-scores every episode without running one again.
 
-``lock()`` makes a job one run at a time: a second ``lis eval run`` of the same job refuses
-(naming the process that holds it) or waits.
+``lock()`` makes a job one run at a time: a second run of the same job refuses (naming the holder)
+or waits.
 
-Torn writes and bad lines (disk full, a kill mid-write, a stray edit) never break a job. Each record
-is one line written by one ``os.write`` of the whole line (newline included) and fsynced; a write
-that fails part-way is cut back, so an append never leaves half a record for the next one to be
-glued to. On first use, under the job's lock, each file is checked: a line that is not UTF-8, not
-JSON or not a JSON object is moved to ``<file>.corrupt`` (raw bytes, one per line) with one
-warning, and a torn last line (no final newline) is cut off the same way; the run goes on. A torn
-record's episode was never journalled, so it runs again; every other episode stays done.
+Torn writes and bad lines never break a job. Each record is one ``os.write`` of the whole line, fsynced;
+a write that fails part-way is cut back. On first use, under the job's lock, each file is checked: a
+line that is not UTF-8, not JSON or not a JSON object, and a torn last line, is moved to
+``<file>.corrupt`` with one warning, and the run goes on (a torn record's episode runs again).
 """
 from __future__ import annotations
 
@@ -40,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-# The endings (FINISHED: scored; INFRA: errors, retried up to max_attempts; INTERRUPTED) are the record's:
-# re-exported here for the runner and the metrics.
+# the endings, re-exported for the runner and the metrics
 from lis.agent.trajectory import FINISHED, INFRA, INTERRUPTED, Trajectory  # noqa: F401
 from lis.util.text import tolerant
 from lis.errors import LisError

@@ -1,14 +1,11 @@
 """``lis eval run``: every episode of one (model, domain, mode) job, concurrently, resumable.
 
-Episodes run on worker threads through the sandbox pool; each episode is appended to the job's
-journal the moment it ends, so a crash or a SIGINT loses nothing that finished, and a re-run
-skips it. Scoring is its own pass (:mod:`lis.eval.scoring`), keyed by the scorer settings and
-code: a changed scorer re-scores the journal's episodes without running one again. Episodes that
-end in an infrastructure error are errors, not wrong answers: left out of the accuracy, counted,
-retried on later runs up to ``eval.max_attempts``; a job whose error share passes
-``eval.max_error_share`` fails instead of publishing a number. Ctrl-C starts nothing new,
-records what was in flight as interrupted (retried next time) and exits within seconds. At the
-end the declared outputs are written: ``trajectories.jsonl`` (sorted by episode key, with
+Episodes run on worker threads through the sandbox pool; each is appended to the job's journal the
+moment it ends, so a crash or a SIGINT loses nothing that finished. Scoring is its own pass
+(:mod:`lis.eval.scoring`). Infrastructure errors are left out of the accuracy, counted, and retried on
+later runs up to ``eval.max_attempts``; a job whose error share passes ``eval.max_error_share`` fails
+instead of publishing a number. Ctrl-C starts nothing new and records what was in flight as
+interrupted (retried next time). Outputs: ``trajectories.jsonl`` (sorted by episode key, with
 rewards) and ``metrics.json``.
 """
 from __future__ import annotations
@@ -91,10 +88,9 @@ def _error_record(task: Task, job: EvalJob, termination: str, error: str | None 
 
 
 def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], list[tuple[str, str]]]:
-    """Tasks of a JSONL, leniently: a row that is not a valid Task (:func:`lis.records.record_model` of Task:
-    a null id, a list as gold, a document name outside /testbed/documents, ...), a second row with an
-    id already seen, or (``domain`` given) a task of another domain becomes (id, problem) instead of
-    ending the job. Raises LisError only when the file itself is missing or not text."""
+    """Tasks of a JSONL, leniently: a row that is not a valid Task, a second row with an id already seen,
+    or (``domain`` given) a task of another domain becomes (id, problem) instead of ending the job.
+    Raises LisError only when the file itself is missing or not text."""
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
     text = read_text(path, hint="give a JSONL file written by `lis tasks`")
@@ -296,10 +292,8 @@ def _interrupt(executor: ThreadPoolExecutor | SlotExecutor, pending: set[Future]
 
 def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[str, Any]:
     """Whether the job's trajectories are a function of the seed alone: the mode was on, the model
-    decoded in rounds (in-process), no wall-clock limit decided an episode (a command or an episode
-    timeout: a slower machine could have let it finish). Episodes with messages of processes that ran at
-    once (lis.agent.trajectory.concurrent_output) are counted: the mode put them in a fixed order
-    (lis.agent.tools.stderr_order), except what it cannot order (unordered_output)."""
+    decoded in rounds (in-process), no wall-clock limit decided an episode (a slower machine could have
+    let it finish), and no episode has output of concurrent processes the mode could not order."""
     timed_out = sum(1 for r in records if wall_clock_limited(r))
     concurrent = sum(1 for r in records if concurrent_output(r))
     unordered = sum(1 for r in records if unordered_output(r))

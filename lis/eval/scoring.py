@@ -1,10 +1,8 @@
 """Scoring as its own pass over a job's episodes, keyed by the scorer settings and code version.
 
-Graders run on the host over the finished record (the answer file's text or the vanilla reply);
-an episode is never asked to run again because a scorer changed. ``scoring_hash`` is what a
-score depends on: the ``scoring`` params (the judge entry, its model's params and fingerprint,
-the IFBench variant; not the cache path) and the version of the scoring code (``lis/rewards``,
-comments and docstrings aside).
+Graders run on the host over the finished record (the answer file's text or the vanilla reply), so a
+changed scorer never re-runs an episode. ``scoring_hash`` is what a score depends on: the ``scoring``
+params (with the judge model's params and fingerprint; not the cache path) and the scoring code's version.
 """
 from __future__ import annotations
 
