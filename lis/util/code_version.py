@@ -2,10 +2,9 @@
 
     code_version("lis/agent", "lis/sandbox")    # 16 hex digits
 
-Python files count by their syntax tree with docstrings removed (comments, blank lines and
-formatting never reach the tree), every other file by its bytes. Caches of results (the eval
-journal's episodes and scores) are keyed by it, so that a fix to the agent loop re-runs episodes
-and a fix to a scorer re-scores them, while a reworded docstring costs nothing.
+Python files count by their syntax tree with docstrings removed (comments and formatting never reach
+it), other files by their bytes. The eval journal's episodes and scores are keyed by it, so a fix to
+the agent loop re-runs episodes while a reworded docstring costs nothing.
 """
 from __future__ import annotations
 

@@ -7,15 +7,9 @@
   last line (an append-only log, a cache, episodes being written). The skipped lines go to the
   caller's ``skipped`` list when it gives one (it reports them), else they are logged as one warning.
 
-Blank lines are ignored in both modes. Readers:
-
-    read_jsonl(path, mode="strict")                      # [obj, ...]
-    iter_jsonl(text, mode="strict", where=str(path))     # (line number, obj), for rows checked further
-    read_text(path)                                      # the file's text, or one LisError line
-
-Writers: :func:`write_jsonl` (whole file, atomically: temporary file + rename) and
-:func:`append_jsonl` (one line, flushed and fsynced). The eval journal keeps its own writer
-(lis/eval/journal.py: torn-tail repair, locking).
+Blank lines are ignored in both modes. Readers: :func:`read_jsonl`, :func:`iter_jsonl` (line numbers,
+for rows checked further), :func:`read_text`. Writers: :func:`write_jsonl` (whole file, atomically) and
+:func:`append_jsonl` (one line, fsynced).
 """
 from __future__ import annotations
 
@@ -79,12 +73,8 @@ def no_constant(name: str) -> Any:
 
 def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
                skipped: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages).
-
-    A line that is not a JSON object: with ``mode="strict"`` a LisError "<where> line <n> is not
-    valid JSON (...)" / "... is not a JSON object"; with ``mode="tolerant"`` it is skipped and
-    (line number, reason) appended to ``skipped``, or, without that list, counted and logged as one
-    warning once the text is read."""
+    """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages); a
+    line that is not a JSON object is handled as ``mode`` says (module docstring)."""
     _check_mode(mode)
     own: list[tuple[int, str]] = []
     bad = own if skipped is None else skipped

@@ -21,8 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-# scipy.stats is imported where it is used: it takes a second or more to import, and every `lis`
-# command imports this module (through eval metrics) while few of them compute an interval.
+# scipy.stats is imported where it is used: it is slow to import, and every `lis` command imports this
+# module (through eval metrics) while few compute an interval.
 CONFIDENCE = 0.95
 EXACT_SIGN_FLIPS = 20  # at most this many non-zero differences: all 2**n sign patterns, else random ones
 

@@ -2,11 +2,9 @@
 
 A model's output can hold what no UTF-8 file, pipe or socket accepts: a lone surrogate
 (``"\\udcff"`` is valid JSON, and ``json.loads`` turns it into a str that cannot be encoded), or
-bytes that are not UTF-8 at all. Such text used to crash whatever encoded it next (the sandbox
-request, the editor's write, the journal, a served trajectory). So every piece of model output is
-made safe where it enters lis (:func:`safe_result`, applied by the agent loop, the vanilla path
-and the backends that decode bytes), and the number of replacements goes into the trajectory
-(``Step.invalid_text``, ``Trajectory.invalid_text``):
+bytes that are not UTF-8 at all, which would crash whatever encodes it next. So model output is made
+safe where it enters lis (:func:`safe_result`), and the number of replacements goes into the
+trajectory (``Step.invalid_text``, ``Trajectory.invalid_text``):
 
     text, n = safe_text("a\\udcffb")        # ("a\\ufffdb", 1)
     msg, n = safe_message(result.message)  # content, reasoning, tool-call names, arguments (keys too)
