@@ -1,14 +1,11 @@
 """The code a pipeline stage runs, found from its imports: each stage's code dependencies.
 
 Every stage is one ``lis <command>``; the code it runs is the module defining that command and
-everything it imports, directly or inside functions (grimp reads every import statement), plus
-the ``__init__`` of every package on the way (Python runs them on import). ``lis.cli`` itself is
-left out: it only registers the commands. A package whose public names load on first use
-(:mod:`lis.util.lazy`) hides those loads from grimp; its ``EXPORTS`` table, read here, adds the
-module defining each public name that a module imports from the package (all of them for a plain
-``import lis.agent``). The Snakemake rules and dvc.yaml list exactly that code as each stage's
-dependencies, so that a fix to a scorer re-scores, a fix to the loop re-runs episodes and a change to
-the report only re-renders, and an unrelated edit re-runs nothing.
+everything it imports, directly or inside functions (grimp), plus the ``__init__`` of every package on
+the way; ``lis.cli`` only registers the commands and is left out. A package whose public names load on
+first use (:mod:`lis.util.lazy`) hides those loads from grimp: its ``EXPORTS`` table adds the module
+defining each name imported. The Snakemake rules and dvc.yaml list exactly that code as each stage's
+dependencies, so an unrelated edit re-runs nothing.
 """
 from __future__ import annotations
 
