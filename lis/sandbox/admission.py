@@ -7,11 +7,8 @@ At most ``max_starting`` sandboxes are starting at once (too many at once make e
 most ``max_starts_per_s`` start in any one second, whichever lis process on the machine starts them.
 The state is lock files in ``<cache>/admission``:
 
-- ``slot-<i>``: one ``flock`` per sandbox starting; the kernel releases it when its holder ends,
-  however it ends, so a killed process never holds a slot;
-- ``rate``: the starts that still count for the per-second limit (JSON: admitted at, ended at, pid), read
-  and written under ``rate.lock``; a start counts from its admission to one second after its end, so the
-  limit holds for the moments the engine creates the sandboxes, not only for the admissions.
+- ``slot-<i>``: one ``flock`` per sandbox starting (the kernel releases it however its holder ends);
+- ``rate``: the starts that still count for the per-second limit (:func:`_take_rate`), under ``rate.lock``.
 
 A wait ends early on cancellation (:mod:`lis.util.cancel`).
 """

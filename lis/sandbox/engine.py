@@ -13,11 +13,9 @@ HINT = "start one with `bash scripts/setup.sh docker` (root on Debian/Ubuntu) or
 
 
 def connect(url: str | None = None, timeout: int = 120, pool_size: int = 64):
-    """A shared ``docker.DockerClient`` for ``url`` (None = the environment's default engine).
-
-    The connection pool is sized for ``pool_size`` concurrent threads: docker-py's default (10)
-    breaks with ``queue.Full`` under more threads. Raises EngineError if the engine does not answer.
-    """
+    """A shared ``docker.DockerClient`` for ``url`` (None = the environment's default engine), its
+    connection pool sized for ``pool_size`` threads (docker-py's default breaks with ``queue.Full`` under
+    more). Raises EngineError if the engine does not answer."""
     import docker
 
     key = (url, pool_size)

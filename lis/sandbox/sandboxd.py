@@ -40,10 +40,11 @@ READ_RANGE_MAX = 8 << 20  # the most bytes one ``read_range`` answers with
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
 
 
-def oom_kills():
+def oom_kills(paths=OOM_FILES):
     """How many processes the kernel has killed in this sandbox's memory cgroup for want of memory
-    (its ``oom_kill`` counter), or None where the cgroup is not visible (bubblewrap: the host reads it)."""
-    for path in OOM_FILES:
+    (the ``oom_kill`` counter of the first readable of ``paths``), or None where the cgroup is not
+    visible (bubblewrap: the host reads it)."""
+    for path in paths:
         try:
             with open(path) as f:
                 for line in f:
@@ -533,12 +534,9 @@ def _wait(proc, timeout):
 
 class Runner:
     """``run``: one fresh process per request, independent of the agent's shell (Inspect's
-    ``exec(argv)``). The program is found through ``PATH`` of the environment it gets; it starts in
-    its own session, with the shell's resource limits and ``oom_score_adj``; stdin is the request's
-    payload (or /dev/null); on timeout or past ``max_output`` bytes of one stream every process of
-    its session is killed. The answer: ``exit_code`` (128+n for a death by signal n), ``timed_out``,
-    ``output_limited``, ``missing`` (no such program: exit 127, as a shell says), ``errno`` 13 when
-    the file is not executable (the host raises PermissionError)."""
+    ``exec(argv)``), in its own session, with the shell's resource limits and ``oom_score_adj``; on
+    timeout or past ``max_output`` bytes of one stream every process of its session is killed. Exit
+    128+n for a death by signal n; a missing program is exit 127 (``missing``), as a shell says."""
 
     def __init__(self, workdir, env, preexec, rlimits):
         self.workdir, self.env = workdir, env

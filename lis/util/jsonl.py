@@ -32,11 +32,6 @@ log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
 
 
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"JSONL mode must be 'strict' or 'tolerant', not {mode!r}")
-
-
 def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = False) -> str | None:
     """The UTF-8 text of ``path``; a missing file, a folder or bytes that are not UTF-8 are one
     LisError line naming it (``hint``: how to fix it). ``missing_ok``: a missing file is None."""
@@ -75,7 +70,8 @@ def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
                skipped: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages); a
     line that is not a JSON object is handled as ``mode`` says (module docstring)."""
-    _check_mode(mode)
+    if mode not in MODES:
+        raise ValueError(f"JSONL mode must be 'strict' or 'tolerant', not {mode!r}")
     own: list[tuple[int, str]] = []
     bad = own if skipped is None else skipped
     for n, line in enumerate(text.splitlines(), 1):

@@ -47,13 +47,9 @@ def percentile_ci(replicates: np.ndarray | None) -> list[float] | None:
 
 def bootstrap_ratios(num: np.ndarray, den: np.ndarray, *, rng: np.random.Generator, b: int,
                      batch: int | None = 256) -> np.ndarray:
-    """(b, k) bootstrap replicates of sum(num[:, j]) / sum(den) over rows resampled with replacement.
-
-    A row is the unit: an episode, or a task's sums over its episodes (the cluster bootstrap). The
-    rows of ``num`` and ``den`` are resampled together (``scipy.stats.bootstrap(paired=True)``); a
-    replicate whose denominator sums to 0 is NaN. A 1-D ``num`` gives (b,) replicates. One row: every
-    replicate is its ratio (the exact bootstrap distribution); none: all NaN. Whether fewer than 2
-    units make an interval is the caller's decision."""
+    """(b, k) bootstrap replicates of sum(num[:, j]) / sum(den) over rows (units) resampled together
+    with replacement; a replicate whose denominator sums to 0 is NaN. A 1-D ``num`` gives (b,)
+    replicates. One row: every replicate is its ratio (the exact bootstrap distribution); none: NaN."""
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     flat = num.ndim == 1
@@ -114,11 +110,10 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int = 0, n_resamples: int =
 
 
 def sign_flip_p(diffs: Sequence[float], seed: int = 0, n_resamples: int = 20000) -> float | None:
-    """Two-sided p-value of the mean paired difference under random sign flips
-    (``scipy.stats.permutation_test``, ``permutation_type="samples"`` on one sample flips signs):
-    the share of sign patterns whose |sum| reaches the observed |sum|. Zero differences carry no sign
-    and are left out; exact (all 2**n patterns) up to 20 non-zero ones, else ``n_resamples`` seeded
-    random patterns with the (hits + 1) / (n + 1) estimate. None without differences, 1.0 when all are 0."""
+    """Two-sided p-value of the mean paired difference under random sign flips: the share of sign
+    patterns whose |sum| reaches the observed |sum|. Zero differences carry no sign and are left out;
+    exact up to EXACT_SIGN_FLIPS non-zero ones, else ``n_resamples`` seeded random patterns. None
+    without differences, 1.0 when all are 0."""
     nonzero = np.asarray([float(d) for d in diffs if d != 0], dtype=float)
     if not nonzero.size:
         return 1.0 if len(diffs) else None
