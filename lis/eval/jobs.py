@@ -60,17 +60,9 @@ def repeats_for(params, domain: str) -> int:
     return params.settings("eval").repeats.get(domain, 1)
 
 
-def prompts_hash() -> str:
-    return hash_tree(Path(lis.prompts.__file__).parent / "templates")
-
-
 # The code that makes an episode (its scorer is not part of it: scores have their own key).
 EPISODE_CODE = ("lis/agent", "lis/sandbox", "lis/models", "lis/prompts")
-EPISODE_CODE_EXCLUDE = ("lis/sandbox/image", "lis/sandbox/bench.py")
-
-
-def episode_code_version() -> str:
-    return code_version(*EPISODE_CODE, exclude=EPISODE_CODE_EXCLUDE)
+EPISODE_CODE_EXCLUDE = ("lis/sandbox/image",)
 
 
 def task_hash(task) -> str:
@@ -90,5 +82,6 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
     where = ("path", "model") if spec.get("backend") == "local" else ()  # the weights' hash stands for a folder
     return hash_obj({"job": dataclasses.asdict(job), "model": {k: v for k, v in spec.items() if k not in where},
                      "weights": fingerprint(job.model, spec),
-                     "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(),
-                     "code": episode_code_version(), "seed": seed})
+                     "agent": dataclasses.asdict(cfg), "sandbox": sb,
+                     "prompts": hash_tree(Path(lis.prompts.__file__).parent / "templates"),
+                     "code": code_version(*EPISODE_CODE, exclude=EPISODE_CODE_EXCLUDE), "seed": seed})

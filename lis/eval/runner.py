@@ -269,7 +269,8 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
                        f"no accuracy published" + (f"; e.g. {first[:200]}" if first else ""),
                        f"fix the cause and run again: finished episodes are kept, errors are retried up to "
                        f"eval.max_attempts ({max_attempts}) times (journal {journal.path})")
-    write_outputs(out_dir, records, metrics)
+    write_jsonl(out_dir / "trajectories.jsonl", (r.to_dict() for r in records))  # atomically, never unencodable
+    write_json(out_dir / "metrics.json", metrics)
     return metrics
 
 
@@ -300,8 +301,3 @@ def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[s
     local = model is None or callable(getattr(model, "lockstep", None))
     return {"mode": asked, "wall_clock_limited_episodes": timed_out, "concurrent_output_episodes": concurrent,
             "unordered_output_episodes": unordered, "reproducible": bool(asked and local and timed_out == 0 and unordered == 0)}
-
-
-def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:
-    write_jsonl(out_dir / "trajectories.jsonl", (r.to_dict() for r in records))  # atomically, never unencodable
-    write_json(out_dir / "metrics.json", metrics)
