@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Callable
 
 REPLACEMENT = "\ufffd"
 _R_BYTES = REPLACEMENT.encode()
@@ -49,13 +49,7 @@ def safe_value(value: Any) -> tuple[Any, int]:
     if isinstance(value, (str, bytes, bytearray)):
         return safe_text(value)
     if isinstance(value, dict):
-        out, n = {}, 0
-        for k, v in value.items():
-            k2, a = safe_text(k) if isinstance(k, (str, bytes, bytearray)) else (k, 0)
-            v2, b = safe_value(v)
-            out[k2] = v2
-            n += a + b
-        return (out, n) if n else (value, 0)
+        return _safe_dict(value)
     if isinstance(value, (list, tuple)):
         items, n = [], 0
         for v in value:
@@ -64,6 +58,18 @@ def safe_value(value: Any) -> tuple[Any, int]:
             n += a
         return (type(value)(items), n) if n else (value, 0)
     return value, 0
+
+
+def _safe_dict(d: dict, fix: Callable[[Any, Any], tuple[Any, int]] | None = None) -> tuple[dict, int]:
+    """``d`` with its keys made safe and each value by ``fix(key, value)`` (default: :func:`safe_value`);
+    the same object when nothing was replaced."""
+    out, n = {}, 0
+    for k, v in d.items():
+        k2, a = safe_text(k) if isinstance(k, (str, bytes, bytearray)) else (k, 0)
+        v2, b = fix(k, v) if fix else safe_value(v)
+        out[k2] = v2
+        n += a + b
+    return (out, n) if n else (d, 0)
 
 
 def safe_arguments(arguments: Any) -> tuple[Any, int]:
@@ -90,22 +96,14 @@ def safe_message(message: dict[str, Any]) -> tuple[dict[str, Any], int]:
     reasoning, every other string field, and each tool call's id, name and arguments (keys and
     values, also when escaped inside the arguments' JSON). Returns (message, replacements); the
     message is the same object when nothing was replaced."""
-    out: dict[str, Any] = {}
-    n = 0
-    for key, value in message.items():
-        k2, a = safe_text(key) if isinstance(key, (str, bytes, bytearray)) else (key, 0)
+    def fix(key: Any, value: Any) -> tuple[Any, int]:
         if key == "tool_calls" and isinstance(value, list):
-            calls, b = [], 0
-            for call in value:
-                c, m = _safe_call(call)
-                calls.append(c)
-                b += m
-            v2 = calls if b else value
-        else:
-            v2, b = safe_value(value)
-        out[k2] = v2
-        n += a + b
-    return (out, n) if n else (message, 0)
+            calls = [_safe_call(call) for call in value]
+            n = sum(m for _, m in calls)
+            return ([c for c, _ in calls] if n else value), n
+        return safe_value(value)
+
+    return _safe_dict(message, fix)
 
 
 def _safe_call(call: Any) -> tuple[Any, int]:
@@ -114,13 +112,7 @@ def _safe_call(call: Any) -> tuple[Any, int]:
     out, n = {}, 0
     for key, value in call.items():
         if key == "function" and isinstance(value, dict):
-            fn, b = {}, 0
-            for fk, fv in value.items():
-                fk2, c = safe_text(fk) if isinstance(fk, (str, bytes, bytearray)) else (fk, 0)
-                fv2, d = safe_arguments(fv) if fk == "arguments" else safe_value(fv)
-                fn[fk2] = fv2
-                b += c + d
-            out[key] = fn if b else value
+            out[key], b = _safe_dict(value, lambda k, v: safe_arguments(v) if k == "arguments" else safe_value(v))
         elif key == "arguments":  # a flat call
             out[key], b = safe_arguments(value)
         else:
