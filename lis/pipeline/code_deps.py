@@ -40,8 +40,8 @@ def _source(module: str) -> ast.Module:
 
 @functools.lru_cache(maxsize=None)
 def lazy_exports(package: str) -> dict[str, str]:
-    """The ``EXPORTS`` table (public name -> defining module) of a package's ``__init__``; {} for a
-    module or a package without one. Read from the source: the table must be a literal dict."""
+    """The ``EXPORTS`` table (public name -> defining module) of a package's ``__init__``, read from the
+    source (a literal dict); {} for a module or a package without one."""
     if not (PACKAGE_ROOT / Path(*package.split(".")) / "__init__.py").is_file():
         return {}
     for node in _source(package).body:
@@ -51,9 +51,8 @@ def lazy_exports(package: str) -> dict[str, str]:
 
 
 def lazy_loads(module: str, imported: str) -> set[str]:
-    """The modules that ``module``'s imports of the package ``imported`` load through its public
-    names: the defining module of each name in ``from imported import ...``, and every one for an
-    ``import imported`` (its attributes may be any)."""
+    """The modules that ``module``'s imports of the package ``imported`` load through its public names
+    (every one for a plain ``import imported``)."""
     exports = lazy_exports(imported)
     if not exports:
         return set()
@@ -69,8 +68,8 @@ def lazy_loads(module: str, imported: str) -> set[str]:
 
 
 def closure(module: str) -> set[str]:
-    """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__``
-    of each package on the way (and what those import), without the CLI dispatcher."""
+    """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__`` of
+    each package on the way, without the CLI dispatcher."""
     graph = _graph()
     todo, seen = [module], set()
     while todo:
@@ -106,10 +105,9 @@ def package_data(package_dir: Path) -> set[str]:
 
 
 def stage_code(entry: str) -> tuple[str, ...]:
-    """The source files (paths relative to the folder holding ``lis/``) of the code that the command
-    ``entry`` (``module:function``) runs: its module's closure, with the data files of each package in it
-    (:func:`package_data`). A folder stands for its files when the stage runs every one of them. Sorted:
-    dvc.yaml and the Snakemake rules list them as they are."""
+    """The source files (relative to the folder holding ``lis/``) of the code that the command ``entry``
+    (``module:function``) runs, with each package's data files, sorted; a folder stands for its files
+    when the stage runs every one of them."""
     module = entry.partition(":")[0]
     # a stage module's own `run`: its command is made from the declaration (lis/cli/stage_command.py)
     return _stage_code((module, GENERATOR) if module.startswith("lis.stages.") else (module,))

@@ -98,8 +98,8 @@ def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
 
 def read_jsonl(path: str | Path, *, mode: Mode, hint: str | None = None, missing_ok: bool = False,
                skipped: list[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
-    """The objects of a JSONL file (see :func:`iter_jsonl` for ``mode``). A missing or unreadable
-    file is one LisError line in both modes; ``missing_ok``: a missing file has no objects."""
+    """The objects of a JSONL file; a missing or unreadable file is one LisError line in both modes
+    (``missing_ok``: a missing file has no objects)."""
     text = read_text(path, hint=hint, missing_ok=missing_ok)
     if text is None:
         return []
@@ -119,9 +119,8 @@ def finite(obj: Any) -> Any:
 
 
 def dumps_line(record: Any, *, default: Any = str) -> str:
-    """One JSONL line (with its newline) of ``record``: UTF-8 kept (``ensure_ascii=False``), key order
-    kept, values JSON does not know through ``default``, never unencodable (lone surrogates escaped),
-    strict (a number that is not finite is null: :func:`finite`)."""
+    """One JSONL line (with its newline) of ``record``: UTF-8 and key order kept, values JSON does not
+    know through ``default``, never unencodable, strict (:func:`finite`)."""
     return safe_text(json.dumps(finite(record), ensure_ascii=False, default=default, allow_nan=False) + "\n")[0]
 
 
@@ -142,8 +141,8 @@ def write_jsonl(path: str | Path, records: Iterable[Any], *, default: Any = str)
 
 
 def append_jsonl(path: str | Path, record: Any, *, default: Any = str) -> None:
-    """Append one record as a line and flush it to disk (a crash loses nothing that finished; a crash
-    mid-write leaves a torn last line, which a ``tolerant`` reader skips)."""
+    """Append one record as a line, fsynced (a crash mid-write leaves a torn last line, which a
+    ``tolerant`` reader skips)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dumps_line(record, default=default)

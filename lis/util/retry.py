@@ -36,8 +36,8 @@ MAX_BACKOFF_ENV_S = 3600.0
 
 
 def backoff_from_env() -> float | None:
-    """``$LIS_BACKOFF_S`` in seconds, or None when it is unset or empty. Raises LisError (one line) for
-    a value that is not a number of seconds from 0 to 3600."""
+    """``$LIS_BACKOFF_S`` in seconds, or None when it is unset or empty; LisError for a value that is not
+    a number of seconds from 0 to 3600."""
     raw = os.environ.get(BACKOFF_ENV, "").strip()
     if not raw:
         return None
@@ -53,16 +53,14 @@ def backoff_from_env() -> float | None:
 
 
 def default_backoff_s() -> float:
-    """The first wait before a retry for a client whose settings name none: ``$LIS_BACKOFF_S`` when set,
-    else 1 s (raises LisError for a bad value, see :func:`backoff_from_env`)."""
+    """The first wait before a retry for a client whose settings name none: ``$LIS_BACKOFF_S``, else 1 s."""
     value = backoff_from_env()
     return DEFAULT_BACKOFF_S if value is None else value
 
 
 class TryAgain(Exception):
-    """Raised by an attempt that failed in a way another attempt may not: ``reason`` in words (it
-    goes into the log and the give-up error), the server's ``Retry-After`` in seconds when it sent
-    one, ``quick`` for a failure that is retried only briefly (nothing listens at the address)."""
+    """Raised by an attempt that another attempt may fix: ``reason`` in words (for the log and the
+    give-up error), the server's ``Retry-After`` seconds, ``quick``: retried only briefly."""
 
     def __init__(self, reason: str, *, retry_after: float | None = None, quick: bool = False):
         super().__init__(reason)

@@ -133,8 +133,8 @@ class Server:
         return self.state_dir / f"{self.name}{suffix}"
 
     def release(self, linger: bool = True) -> None:
-        """Stop using the server. When this process is its last user and lis started it: stop it, or
-        with ``linger_s`` (and ``linger``, and no cancel) leave it to a reaper that stops it later."""
+        """Stop using the server; the last user of a server lis started stops it, or with ``linger_s``
+        (and ``linger``, and no cancel) leaves it to a reaper."""
         if self._users_fd is None:
             return
         with _flock(self._file(".lock"), fcntl.LOCK_EX):
@@ -246,9 +246,8 @@ def _spawn_reaper(srv: Server) -> None:
 
 
 def reap(state_dir: Path, name: str, poll_s: float = 5.0) -> None:
-    """The reaper's loop: stop the server ``name`` when its record says it has been idle for its
-    ``linger_s`` and nobody uses it; return at once when it is gone or in use again (the next last
-    user out starts another reaper)."""
+    """The reaper's loop: stop the server ``name`` once idle for its ``linger_s`` with nobody using it;
+    return when it is gone or in use again (the next last user out starts another reaper)."""
     pid_file, lock = Path(state_dir) / f"{name}.pid", Path(state_dir) / f"{name}.lock"
     while True:
         rec = _read_pid(pid_file)
@@ -326,8 +325,7 @@ def in_use(name: str) -> bool:
 
 
 def release(name: str) -> None:
-    """Release the server ``name`` (stopping it, or leaving it to linger, when this process is its
-    last user and lis started it)."""
+    """Release the server ``name`` (see :meth:`Server.release`)."""
     with _lock:
         srv = _servers.pop(name, None)
     if srv is not None:
@@ -335,8 +333,7 @@ def release(name: str) -> None:
 
 
 def release_all(linger: bool = True) -> None:
-    """Release every server this process uses (stopping those it is the last user of, or leaving
-    them to linger; ``linger=False``: stop them now)."""
+    """Release every server this process uses (``linger=False``: stop them now)."""
     with _lock:
         servers = list(_servers.values())
         _servers.clear()
@@ -348,9 +345,8 @@ def release_all(linger: bool = True) -> None:
 
 
 def _chain_signal_handlers() -> None:
-    """Release the servers on SIGINT/SIGTERM, then run the handler that was there (main thread only).
-    The first signal lets the process unwind (its exit paths release); a second one may end the
-    process at once (``os._exit``), so it releases first."""
+    """On SIGINT/SIGTERM run the handler that was there (main thread only), releasing the servers first
+    when nothing unwinds the process: a second signal may end it at once (``os._exit``), or no handler."""
     global _chained
     if _chained or threading.current_thread() is not threading.main_thread():
         return

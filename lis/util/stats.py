@@ -8,9 +8,8 @@ Student-t intervals. Deterministic: every resampling takes a seed or a seeded ge
     sign_flip_p(paired_differences, seed=0)         # two-sided permutation p-value of their mean
     t_interval(values), t_quantile(df)              # Student-t 95% interval over a few repeats
 
-The unit of every resampling is what the caller passes as a row: a task's mean over its repeats
-(repeats of a task stay together), a task's per-cluster sums (cluster bootstrap), a paired
-difference (paired bootstrap), or an episode.
+The unit of every resampling is what the caller passes as a row (a task's mean over its repeats, a
+task's per-cluster sums, a paired difference, or an episode).
 """
 from __future__ import annotations
 
@@ -88,9 +87,8 @@ ACCURACY_CI_RESAMPLES = 2000  # the accuracy interval of an eval job (metrics.js
 
 
 def accuracy_ci(item_means: Sequence[float]) -> list[float] | None:
-    """The 95% interval of an eval's accuracy: a bootstrap over items (each item's mean over its
-    repeats, so the repeats of an item stay together), seed 0. ``lis eval run``'s metrics.json
-    and the ``ci95`` metric of the lis Inspect tasks both report this."""
+    """The 95% interval of an eval's accuracy (metrics.json, the lis Inspect tasks' ``ci95``): a bootstrap
+    over items (each item's mean over its repeats), seed 0."""
     return bootstrap_mean_ci(item_means, seed=0, n_resamples=ACCURACY_CI_RESAMPLES)
 
 
@@ -137,9 +135,8 @@ def t_quantile(df: int, q: float = (1 + CONFIDENCE) / 2) -> float:
 
 
 def t_interval(values: Sequence[float], floor: float | None = None) -> dict:
-    """Mean, sample standard deviation, n and the 95% Student-t interval (df n - 1) of ``values``
-    (interval None when n < 2). ``floor``: the least value the quantity can take (0 for a rate); an
-    interval bound below it is raised to it (with 2-3 noisy repeats a rate's interval can reach below 0)."""
+    """Mean, sample standard deviation, n and the 95% Student-t interval of ``values`` (None when n < 2);
+    a lower bound below ``floor`` (the least value the quantity can take, 0 for a rate) is raised to it."""
     xs = [float(v) for v in values]
     n = len(xs)
     if not n:
