@@ -112,8 +112,8 @@ class Journal:
         return path.with_name(path.name + ".corrupt")
 
     def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(line number, record) of every good line of ``path``, after setting its bad lines aside
-        (read line by line: a journal of long episodes is never held whole in memory)."""
+        """(line number, record) of every good line of ``path``, after setting its bad lines aside (line by
+        line: a journal is never held whole in memory)."""
         with self._mu:
             self._check(path)
         try:
@@ -128,9 +128,8 @@ class Journal:
                         yield n, d
 
     def _append(self, path: Path, record: dict[str, Any]) -> None:
-        """Append ``record`` as one line: one write of the whole line, fsynced. A write that fails
-        part-way (disk full) is cut back before the error is raised: no half record stays behind."""
-        # lone surrogates (text is made safe upstream; never crash here) become U+FFFD
+        """Append ``record`` as one write of the whole line, fsynced; a write that fails part-way (disk
+        full) is cut back before the error is raised."""
         data = tolerant(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         with self._mu:
             self._check(path)
@@ -168,9 +167,8 @@ class Journal:
             self._checked.add(path)
 
     def _repair(self, path: Path) -> None:
-        """Move the bad lines of ``path`` to its ``.corrupt`` file and cut a torn last line off,
-        with one warning; a file with none is left untouched. Line by line, never the whole file
-        in memory (only the bad lines)."""
+        """Move the bad lines of ``path`` (a torn last line too) to its ``.corrupt`` file, with one warning;
+        a file with none is left untouched."""
         try:
             f = open(path, "rb")
         except FileNotFoundError:
@@ -233,9 +231,8 @@ class Journal:
     # -- one run per job ------------------------------------------------------------------------
     @contextlib.contextmanager
     def lock(self, job_name: str, wait: bool = False, poll_s: float = 0.5) -> Iterator[None]:
-        """Hold the job's lock for the block. Another process holding it → LisError naming it, or,
-        with ``wait``, block until it is free. The lock is the kernel's (flock): a killed holder
-        releases it."""
+        """Hold the job's lock (flock: a killed holder releases it) for the block. Another process holding
+        it → LisError naming it, or, with ``wait``, block until it is free."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -121,11 +121,9 @@ def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], l
 def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_path: Path,
             image_manifest: dict | None = None, limit: int | None = None, workers: int | None = None,
             wait: bool = False) -> dict:
-    """Run (or resume) one job and write its outputs; return its metrics.
-
-    One run per job: while another process runs it, raise LisError naming that process (or, with
-    ``wait``, wait for it). Raises LisError when the share of errors passes ``eval.max_error_share``
-    (no metrics are published then; the journal keeps every episode)."""
+    """Run (or resume) one job and write its outputs; return its metrics. Raises LisError while another
+    process runs the job (``wait``: waits for it), and when the share of errors passes
+    ``eval.max_error_share`` (no metrics are published then; the journal keeps every episode)."""
     journal = Journal(journal_path)
     with journal.lock(job.name, wait=wait):
         return _run_locked(params, job, tasks_path, journal, out_dir, image_manifest, limit, workers)

@@ -35,8 +35,8 @@ def scoring_hash(params) -> str:
 
 
 def score_episode(rec: Trajectory, task: Task, judge=None, ifbench_variant: str = "ifbench8") -> bool:
-    """Fill a finished episode's ``reward`` and ``score`` (on the host, from its answer); False when the
-    scorer failed (e.g. the judge is unreachable): the reward stays None with the reason."""
+    """Fill a finished episode's ``reward`` and ``score``; False when the scorer failed (e.g. the judge is
+    unreachable): the reward stays None with the reason."""
     try:
         s = score(task, rec.answer, judge=judge, mode=rec.mode, ifbench_variant=ifbench_variant)
     except LisError as e:
@@ -60,9 +60,8 @@ class Scorer:
 
     def apply(self, rec: Trajectory) -> None:
         """Fill ``rec.reward``/``rec.score``: from the journal when this scorer scored the episode
-        before, else now (and remember it). Errors and interrupted episodes get no score; a
-        scorer that fails (e.g. the judge is unreachable) leaves the reward None with the reason,
-        to be scored on a later run."""
+        before, else now (and remember it). Unfinished episodes get no score; a failing scorer leaves
+        the reward None with the reason, to be scored on a later run."""
         if rec.termination not in FINISHED:
             rec.reward, rec.score = None, None
             return

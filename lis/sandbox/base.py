@@ -173,8 +173,7 @@ class Sandbox(ABC):
         """Remove the sandbox and everything it holds; idempotent; never raises."""
 
     def start(self) -> "Sandbox":
-        """Start the sandbox, once the host admits it (:mod:`lis.sandbox.admission`: at most
-        ``max_starting`` starting and ``max_starts_per_s`` starts a second on the machine).
+        """Start the sandbox once the host admits it (:mod:`lis.sandbox.admission`);
         ``admission_wait_s``: the wait for that; ``started_s``: the start itself."""
         with admission.admit(self.config.max_starting, self.config.max_starts_per_s) as waited:
             self.admission_wait_s = waited
@@ -208,8 +207,8 @@ class Sandbox(ABC):
         return {"RLIMIT_NOFILE": self.config.limits.nofile, "RLIMIT_CORE": 0}
 
     def _pids_limit(self) -> dict:
-        """For sandboxd's reclaim of an exhausted process limit: how many tasks of the sandbox's PID
-        namespace fit (``limit``) and how to name the limit to the agent (``name``)."""
+        """For sandboxd's reclaim: how many tasks of the sandbox's PID namespace fit (``limit``) and how to
+        name the limit to the agent (``name``)."""
         n = self.config.limits.pids
         return {"limit": n, "name": f"pids {n}"}
 
@@ -230,9 +229,8 @@ class Sandbox(ABC):
         registry.unregister(self)
 
     def kill(self) -> None:
-        """Destroy the sandbox now, from any thread, without waiting for a request in progress: that
-        request fails with SandboxError (not blamed on the sandbox's memory), and ``close`` still
-        follows as usual. For cancelling one episode while its command runs (lis serve)."""
+        """Destroy the sandbox now, from any thread (cancelling an episode while its command runs): the
+        request in progress fails with SandboxError, not blamed on the sandbox's memory."""
         self._killed = True  # what follows is our doing, not the sandbox's memory
         self._destroy()
 

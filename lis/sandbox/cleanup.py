@@ -14,9 +14,8 @@ log = logging.getLogger(__name__)
 
 
 def _owner_alive(owner: object) -> bool:
-    """Whether the ``lis.owner`` label (``host:pid``) names a live process. Another machine's, or
-    a value we cannot read (any label value is possible: someone else's container, an edit), is
-    taken as alive: we cannot tell, so it is not an orphan."""
+    """Whether the ``lis.owner`` label (``host:pid``) names a live process. Another machine's, or a value
+    we cannot read, is taken as alive: we cannot tell, so it is not an orphan."""
     if not isinstance(owner, str):
         return True
     host, _, pid = owner.rpartition(":")
@@ -32,9 +31,8 @@ def _owner_alive(owner: object) -> bool:
 
 
 def expires_at(labels: dict) -> float | None:
-    """The time in the ``lis.expires`` label. Missing or empty: 0 (expired, as always); a value
-    that is not a finite number ("never", garbage, "nan"): None, no known expiry (the owner
-    decides)."""
+    """The time in the ``lis.expires`` label. Missing or empty: 0 (expired); not a finite number
+    ("never", garbage, "nan"): None, no known expiry (the owner decides)."""
     value = labels.get("lis.expires")
     if value is None or (isinstance(value, str) and not value.strip()):
         return 0.0

@@ -458,8 +458,7 @@ def op_put_tar(h, payload):
 def op_walk(h, _):
     """The entries of the file or folder ``src`` (itself first, then depth-first in name order), one
     JSON line each: ``{"p": path relative to src's parent, "t": "f" | "d" | "l" | "o", "s": size,
-    "m": mode, "l": link target}``. Links are listed, never followed. Past ``max_entries`` the rest
-    are counted (``more``), not listed."""
+    "m": mode, "l": link target}``; links are never followed; past ``max_entries`` only counted."""
     src = h["src"].rstrip("/") or "/"
     limit = int(h.get("max_entries") or WALK_MAX_ENTRIES)
     os.lstat(src)  # FileNotFoundError, PermissionError
