@@ -141,9 +141,8 @@ def _done_rate(where: Path, token: str | None) -> None:
 
 @contextlib.contextmanager
 def admit(max_starting: int, max_starts_per_s: float, wait_s: float | None = None) -> Iterator[float]:
-    """Hold one start admission while the block runs; yields the seconds waited for it. ``max_starting``
-    0 (or less) admits at once. Raises TimeoutError past ``wait_s`` (None: no limit) and
-    ``cancel.Interrupted`` on cancellation."""
+    """Hold one start admission while the block runs; yields the seconds waited for it (``max_starting``
+    0: none). Raises TimeoutError past ``wait_s`` (None: no limit)."""
     t0 = time.monotonic()
     if max_starting <= 0:
         yield 0.0

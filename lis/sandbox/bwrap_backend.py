@@ -75,8 +75,7 @@ def bwrap_available() -> str | None:
 
 
 def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot make the namespaces this backend asks for on this machine (a real run
-    of ``bwrap … true``), or None when it can."""
+    """Why bubblewrap cannot make this backend's namespaces here (a real run of ``bwrap … true``), or None."""
     path = bwrap_available()
     if not path:
         return "bwrap not installed"
@@ -171,8 +170,8 @@ class BwrapSandbox(Sandbox):
         return (self._oom_kills() or 0) > self._oom_seen
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
-        """As :meth:`Sandbox.exec`; when the kernel killed processes of the command for want of
-        memory (the cgroup's counter grew), ``reclaim_note`` says "out of memory: limit N MB"."""
+        """As :meth:`Sandbox.exec`; when the cgroup's OOM kill counter grew, ``reclaim_note`` says
+        "out of memory: limit N MB"."""
         r = super().exec(command, timeout)
         n = self._oom_kills()
         if n is not None and n > self._oom_seen:

@@ -56,15 +56,11 @@ def find(client, run: str | None = None, everything: bool = False) -> list[dict]
     (``everything``); by default the orphans (owner process gone on this host, or expired). One list
     call, no per-container inspection: another sweep may remove a container in between."""
     filters = {"label": [f"{MANAGED}=true"] + ([f"lis.run={run}"] if run else [])}
-    out = []
+    found = client.api.containers(all=True, filters=filters)
+    if run or everything:
+        return list(found)
     now = time.time()
-    for c in client.api.containers(all=True, filters=filters):
-        labels = c.get("Labels") or {}
-        if run or everything:
-            out.append(c)
-        elif orphaned(labels if isinstance(labels, dict) else {}, now):
-            out.append(c)
-    return out
+    return [c for c in found if orphaned(c["Labels"] if isinstance(c.get("Labels"), dict) else {}, now)]
 
 
 def _name(c: dict) -> str:

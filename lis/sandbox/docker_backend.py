@@ -162,8 +162,7 @@ class DockerSandbox(Sandbox):
         return chan
 
     def _died_of_oom(self) -> bool:
-        """Docker reported an ``oom`` event for this container (asked once it went away: the event
-        outlives the auto-removed container)."""
+        """Docker reported an ``oom`` event for this container (the event outlives the auto-removed container)."""
         if self.container is None or self._client is None:
             return False
         for wait in (0.0, 0.3, 0.6):  # the engine may record the event a moment after the connection drops

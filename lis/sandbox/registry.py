@@ -52,9 +52,8 @@ def close_all() -> int:
 
 
 def _handler(signum, frame):
-    """First SIGINT/SIGTERM: cancel (nothing new starts), remove our sandboxes, and let the main
-    thread unwind (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second
-    signal: remove our sandboxes and exit at once."""
+    """First SIGINT/SIGTERM: cancel, remove our sandboxes, and let the main thread unwind
+    (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second: exit at once."""
     again = cancel.requested()
     cancel.request(signum)
     n = close_all()
@@ -68,9 +67,8 @@ def _handler(signum, frame):
 
 
 def hard_exit(status: int) -> None:
-    """Remove our sandboxes, flush logs and streams, and end the process now, without waiting
-    for worker threads that are still blocked in a model call (they would hold the interpreter's
-    exit for as long as the call takes)."""
+    """Remove our sandboxes, flush logs and streams, and end the process now, without waiting for
+    worker threads still blocked in a model call."""
     close_all()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

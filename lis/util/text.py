@@ -24,10 +24,8 @@ _R_BYTES = REPLACEMENT.encode()
 
 
 def safe_text(value: str | bytes | bytearray) -> tuple[str, int]:
-    """(``value`` as valid Unicode, how many invalid pieces were replaced by U+FFFD).
-
-    A str: lone surrogates are replaced (a valid pair is joined). Bytes: decoded as UTF-8, each
-    undecodable piece replaced."""
+    """(``value`` as valid Unicode, how many invalid pieces were replaced by U+FFFD): a str's lone
+    surrogates (a valid pair is joined), or the undecodable pieces of UTF-8 bytes."""
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value)
         try:
@@ -92,10 +90,8 @@ def safe_arguments(arguments: Any) -> tuple[Any, int]:
 
 
 def safe_message(message: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """An assistant message (OpenAI format) with all its text made safe: content (a str or parts),
-    reasoning, every other string field, and each tool call's id, name and arguments (keys and
-    values, also when escaped inside the arguments' JSON). Returns (message, replacements); the
-    message is the same object when nothing was replaced."""
+    """(an assistant message (OpenAI format) with all its text made safe, the replacements): every field,
+    and each tool call's arguments also when escaped inside their JSON; the same object when none."""
     def fix(key: Any, value: Any) -> tuple[Any, int]:
         if key == "tool_calls" and isinstance(value, list):
             calls = [_safe_call(call) for call in value]
