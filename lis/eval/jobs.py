@@ -42,9 +42,8 @@ class EvalJob:
 
 
 def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
-    """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place: this process
-    evaluates that folder with the entry's settings); return the job's journal, kept apart from the
-    entry's own (one per folder)."""
+    """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place); return the job's
+    journal for that folder, kept apart from the entry's own."""
     spec = model_spec(params, name)
     if spec.get("backend") != "local":
         raise LisError(f"--model-path needs a local models entry; '{name}' is {spec.get('backend')}",

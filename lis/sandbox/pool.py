@@ -62,8 +62,7 @@ class SandboxPool:
             self._refill()
 
     def _sweep_orphans(self, engines: list[str | None]) -> None:
-        """Remove sandboxes whose owner process is gone from this host, or that expired (a run killed
-        with SIGKILL could not remove its own): the next pool on the same engines does it."""
+        """Remove sandboxes whose owner process is gone from this host, or that expired (a SIGKILLed run's)."""
         try:
             removed = cleanup(engines=engines)
         except Exception as e:  # noqa: BLE001 - an unreachable engine fails loudly at the first start

@@ -49,8 +49,7 @@ def find_root_only(rootfs: Path) -> list[str]:
 
 
 def root_only_paths(rootfs: Path) -> list[str]:
-    """:func:`find_root_only` of ``rootfs``, from its file beside the root filesystem when there is one
-    (written the first time, when the folder above is writable)."""
+    """:func:`find_root_only` of ``rootfs``, kept in a file beside it (when the folder above is writable)."""
     rootfs = Path(rootfs)
     kept = rootfs.with_name(rootfs.name + SUFFIX)
     try:
