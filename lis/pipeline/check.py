@@ -54,10 +54,9 @@ def entry_problems(root: Path, command_entry: Callable[[str], str]) -> list[str]
 
 def layout_problems(root: Path) -> list[str]:
     """Paths the stages declare that are not templates of lis/layout.py."""
-    out = []
-    for s in stages(Path(root) / "lis" / "stages"):
-        out += layout.problems({*s.deps, *s.outs, *s.metrics, *(p.path for p in s.plots)}, f"stage {s.name}")
-    return out
+    return [problem for s in stages(Path(root) / "lis" / "stages")
+            for problem in layout.problems({*s.deps, *s.outs, *s.metrics, *(p.path for p in s.plots)},
+                                           f"stage {s.name}")]
 
 
 def problems(root: Path, command_entry: Callable[[str], str]) -> list[str]:

@@ -39,15 +39,11 @@ def file_digest(path: Path) -> bytes:
 def _files(path: Path, exclude: tuple[str, ...], root: Path = PACKAGE_ROOT) -> list[Path]:
     if path.is_file():
         return [path]
-    out = []
-    for p in sorted(path.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if not p.is_file() or "__pycache__" in p.parts or p.suffix == ".pyc":
-            continue
-        if any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude):
-            continue
-        out.append(p)
-    return out
+    def excluded(rel: str) -> bool:
+        return any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude)
+
+    return [p for p in sorted(path.rglob("*")) if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            and not excluded(p.relative_to(root).as_posix())]
 
 
 def _hash(paths: tuple[str, ...], exclude: tuple[str, ...], root: Path) -> str:
