@@ -4,7 +4,7 @@
         model.chat(...)                  # a backend gives up at the deadline, or once stopped() is true
 
     deadline.remaining()                 # seconds left in the innermost scope (None: no deadline)
-    deadline.expired() / deadline.stopped()
+    deadline.current()                   # the innermost Scope: .expired(), .is_stopped()
 
 The agent loop opens a scope around every model call; model backends read it, so that a server
 trickling one byte now and then cannot hold an episode past its time (a read timeout is a gap between
@@ -65,13 +65,3 @@ def scope(until: float | None = None, stopped: Callable[[], bool] | None = None)
 def remaining() -> float | None:
     s = _current.get()
     return None if s is None else s.remaining()
-
-
-def expired() -> bool:
-    s = _current.get()
-    return s is not None and s.expired()
-
-
-def stopped() -> bool:
-    s = _current.get()
-    return s is not None and s.is_stopped()
