@@ -42,9 +42,8 @@ class EvalJob:
 
 
 def with_model_path(params, name: str, path: Path, job: EvalJob) -> Path:
-    """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place: this process
-    evaluates that folder with the entry's settings); return the job's journal, kept apart from the
-    entry's own (one per folder)."""
+    """Point the local entry ``name`` of ``params`` at the folder ``path`` (in place); return the job's
+    journal for that folder, kept apart from the entry's own."""
     spec = model_spec(params, name)
     if spec.get("backend") != "local":
         raise LisError(f"--model-path needs a local models entry; '{name}' is {spec.get('backend')}",
@@ -60,17 +59,9 @@ def repeats_for(params, domain: str) -> int:
     return params.settings("eval").repeats.get(domain, 1)
 
 
-def prompts_hash() -> str:
-    return hash_tree(Path(lis.prompts.__file__).parent / "templates")
-
-
 # The code that makes an episode (its scorer is not part of it: scores have their own key).
 EPISODE_CODE = ("lis/agent", "lis/sandbox", "lis/models", "lis/prompts")
-EPISODE_CODE_EXCLUDE = ("lis/sandbox/image", "lis/sandbox/bench.py")
-
-
-def episode_code_version() -> str:
-    return code_version(*EPISODE_CODE, exclude=EPISODE_CODE_EXCLUDE)
+EPISODE_CODE_EXCLUDE = ("lis/sandbox/image",)
 
 
 def task_hash(task) -> str:
@@ -78,8 +69,7 @@ def task_hash(task) -> str:
     return hash_obj(task.to_dict())
 
 
-def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, seed: int,
-                  deterministic: bool = False) -> str:
+def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, seed: int) -> str:
     """What makes an episode's result: a journal entry is reused only under the same hash (the
     job, the model's params entry and weights, the agent and sandbox settings, the prompt
     templates, the version of the code that runs episodes, the seed). Scoring is not in it."""
@@ -91,6 +81,6 @@ def settings_hash(job: EvalJob, spec: dict, cfg: AgentConfig, sandbox_config, se
     where = ("path", "model") if spec.get("backend") == "local" else ()  # the weights' hash stands for a folder
     return hash_obj({"job": dataclasses.asdict(job), "model": {k: v for k, v in spec.items() if k not in where},
                      "weights": fingerprint(job.model, spec),
-                     "agent": dataclasses.asdict(cfg), "sandbox": sb, "prompts": prompts_hash(),
-                     "code": episode_code_version(), "seed": seed,
-                     **({"deterministic": True} if deterministic else {})})  # (absent when off: older journals stay valid)
+                     "agent": dataclasses.asdict(cfg), "sandbox": sb,
+                     "prompts": hash_tree(Path(lis.prompts.__file__).parent / "templates"),
+                     "code": code_version(*EPISODE_CODE, exclude=EPISODE_CODE_EXCLUDE), "seed": seed})

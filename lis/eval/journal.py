@@ -1,27 +1,22 @@
 """The journal of one job: every episode, appended (fsynced) the moment it ends, and its scores.
 
-It survives kills and re-runs (Snakemake and DVC delete a job's declared outputs before running
-it again), so a re-run repeats no finished episode. Two files per job:
+It survives kills and re-runs (Snakemake and DVC delete a job's declared outputs first), so a re-run
+repeats no finished episode. Two files per job:
 
-* ``<mode>.jsonl`` — episodes, keyed by what makes an episode (the job's settings hash, the
-  task's content hash, task id, repeat and mode). An episode that *finished* (the model answered,
-  or ran out of turns, tokens or time: its own doing) is kept; one that ended in an infrastructure
-  error (model server, sandbox, harness) is an error, retried on later runs until it has been
-  tried ``max_attempts`` times; an ``interrupted`` one (Ctrl-C) is retried and never counted.
-* ``<mode>.scores.jsonl`` — scores, keyed by the episode's id and the scoring hash (scorer
-  settings and scorer code version): changing a scorer re-scores every episode without running
-  one again.
+* ``<mode>.jsonl`` — episodes, keyed by the job's settings hash, the task's content hash, task id,
+  repeat and mode. A *finished* episode (the model answered, or ran out of turns, tokens or time) is
+  kept; an infrastructure error is retried on later runs until tried ``max_attempts`` times; an
+  ``interrupted`` one (Ctrl-C) is retried and never counted.
+* ``<mode>.scores.jsonl`` — scores, keyed by the episode's id and the scoring hash: a changed scorer
+  re-scores every episode without running one again.
 
-``lock()`` makes a job one run at a time: a second ``lis eval run`` of the same job refuses
-(naming the process that holds it) or waits.
+``lock()`` makes a job one run at a time: a second run of the same job refuses (naming the holder)
+or waits.
 
-Torn writes and bad lines (disk full, a kill mid-write, a stray edit) never break a job. Each record
-is one line written by one ``os.write`` of the whole line (newline included) and fsynced; a write
-that fails part-way is cut back, so an append never leaves half a record for the next one to be
-glued to. On first use, under the job's lock, each file is checked: a line that is not UTF-8, not
-JSON or not a JSON object is moved to ``<file>.corrupt`` (raw bytes, one per line) with one
-warning, and a torn last line (no final newline) is cut off the same way; the run goes on. A torn
-record's episode was never journalled, so it runs again; every other episode stays done.
+Torn writes and bad lines never break a job. Each record is one ``os.write`` of the whole line, fsynced;
+a write that fails part-way is cut back. On first use, under the job's lock, each file is checked: a
+line that is not UTF-8, not JSON or not a JSON object, and a torn last line, is moved to
+``<file>.corrupt`` with one warning, and the run goes on (a torn record's episode runs again).
 """
 from __future__ import annotations
 
@@ -40,14 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-# The endings (FINISHED: scored; INFRA: errors, retried up to max_attempts; INTERRUPTED) are the record's:
-# re-exported here for the runner and the metrics.
+# the endings, re-exported for the runner and the metrics
 from lis.agent.trajectory import FINISHED, INFRA, INTERRUPTED, Trajectory  # noqa: F401
 from lis.util.text import tolerant
 from lis.errors import LisError
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass
@@ -119,8 +112,8 @@ class Journal:
         return path.with_name(path.name + ".corrupt")
 
     def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(line number, record) of every good line of ``path``, after setting its bad lines aside
-        (read line by line: a journal of long episodes is never held whole in memory)."""
+        """(line number, record) of every good line of ``path``, after setting its bad lines aside (line by
+        line: a journal is never held whole in memory)."""
         with self._mu:
             self._check(path)
         try:
@@ -135,9 +128,8 @@ class Journal:
                         yield n, d
 
     def _append(self, path: Path, record: dict[str, Any]) -> None:
-        """Append ``record`` as one line: one write of the whole line, fsynced. A write that fails
-        part-way (disk full) is cut back before the error is raised: no half record stays behind."""
-        # lone surrogates (text is made safe upstream; never crash here) become U+FFFD
+        """Append ``record`` as one write of the whole line, fsynced; a write that fails part-way (disk
+        full) is cut back before the error is raised."""
         data = tolerant(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         with self._mu:
             self._check(path)
@@ -175,9 +167,8 @@ class Journal:
             self._checked.add(path)
 
     def _repair(self, path: Path) -> None:
-        """Move the bad lines of ``path`` to its ``.corrupt`` file and cut a torn last line off,
-        with one warning; a file with none is left untouched. Line by line, never the whole file
-        in memory (only the bad lines)."""
+        """Move the bad lines of ``path`` (a torn last line too) to its ``.corrupt`` file, with one warning;
+        a file with none is left untouched."""
         try:
             f = open(path, "rb")
         except FileNotFoundError:
@@ -240,9 +231,8 @@ class Journal:
     # -- one run per job ------------------------------------------------------------------------
     @contextlib.contextmanager
     def lock(self, job_name: str, wait: bool = False, poll_s: float = 0.5) -> Iterator[None]:
-        """Hold the job's lock for the block. Another process holding it → LisError naming it, or,
-        with ``wait``, block until it is free. The lock is the kernel's (flock): a killed holder
-        releases it."""
+        """Hold the job's lock (flock: a killed holder releases it) for the block. Another process holding
+        it → LisError naming it, or, with ``wait``, block until it is free."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -1,9 +1,8 @@
 """metrics.json of one job: accuracy with a 95% interval, n, errors, tokens, time, scorers.
 
-An error is not a wrong answer: episodes that ended in an infrastructure failure (model server,
-sandbox, harness: ``model_error``/``sandbox_error``/``error``) and finished episodes that could not
-be scored (``unscored``) are left out of the accuracy, counted in ``errors`` (with their kinds in
-``error_kinds``) and as ``error_share`` of all episodes.
+An error is not a wrong answer: infrastructure failures and finished episodes that could not be
+scored (``unscored``) are left out of the accuracy and counted in ``errors``, ``error_kinds`` and
+``error_share``.
 """
 from __future__ import annotations
 

@@ -1,14 +1,11 @@
 """``lis eval run``: every episode of one (model, domain, mode) job, concurrently, resumable.
 
-Episodes run on worker threads through the sandbox pool; each episode is appended to the job's
-journal the moment it ends, so a crash or a SIGINT loses nothing that finished, and a re-run
-skips it. Scoring is its own pass (:mod:`lis.eval.scoring`), keyed by the scorer settings and
-code: a changed scorer re-scores the journal's episodes without running one again. Episodes that
-end in an infrastructure error are errors, not wrong answers: left out of the accuracy, counted,
-retried on later runs up to ``eval.max_attempts``; a job whose error share passes
-``eval.max_error_share`` fails instead of publishing a number. Ctrl-C starts nothing new,
-records what was in flight as interrupted (retried next time) and exits within seconds. At the
-end the declared outputs are written: ``trajectories.jsonl`` (sorted by episode key, with
+Episodes run on worker threads through the sandbox pool; each is appended to the job's journal the
+moment it ends, so a crash or a SIGINT loses nothing that finished. Scoring is its own pass
+(:mod:`lis.eval.scoring`). Infrastructure errors are left out of the accuracy, counted, and retried on
+later runs up to ``eval.max_attempts``; a job whose error share passes ``eval.max_error_share`` fails
+instead of publishing a number. Ctrl-C starts nothing new and records what was in flight as
+interrupted (retried next time). Outputs: ``trajectories.jsonl`` (sorted by episode key, with
 rewards) and ``metrics.json``.
 """
 from __future__ import annotations
@@ -91,10 +88,9 @@ def _error_record(task: Task, job: EvalJob, termination: str, error: str | None 
 
 
 def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], list[tuple[str, str]]]:
-    """Tasks of a JSONL, leniently: a row that is not a valid Task (:func:`lis.records.record_model` of Task:
-    a null id, a list as gold, a document name outside /testbed/documents, ...), a second row with an
-    id already seen, or (``domain`` given) a task of another domain becomes (id, problem) instead of
-    ending the job. Raises LisError only when the file itself is missing or not text."""
+    """Tasks of a JSONL, leniently: a row that is not a valid Task, a second row with an id already seen,
+    or (``domain`` given) a task of another domain becomes (id, problem) instead of ending the job.
+    Raises LisError only when the file itself is missing or not text."""
     if not Path(path).is_file():
         raise LisError(f"no task file {path}", "run `lis tasks` (or the pipeline) first")
     text = read_text(path, hint="give a JSONL file written by `lis tasks`")
@@ -125,11 +121,9 @@ def read_task_rows(path: Path, domain: str | None = None) -> tuple[list[Task], l
 def run_job(params, job: EvalJob, tasks_path: Path, *, out_dir: Path, journal_path: Path,
             image_manifest: dict | None = None, limit: int | None = None, workers: int | None = None,
             wait: bool = False) -> dict:
-    """Run (or resume) one job and write its outputs; return its metrics.
-
-    One run per job: while another process runs it, raise LisError naming that process (or, with
-    ``wait``, wait for it). Raises LisError when the share of errors passes ``eval.max_error_share``
-    (no metrics are published then; the journal keeps every episode)."""
+    """Run (or resume) one job and write its outputs; return its metrics. Raises LisError while another
+    process runs the job (``wait``: waits for it), and when the share of errors passes
+    ``eval.max_error_share`` (no metrics are published then; the journal keeps every episode)."""
     journal = Journal(journal_path)
     with journal.lock(job.name, wait=wait):
         return _run_locked(params, job, tasks_path, journal, out_dir, image_manifest, limit, workers)
@@ -273,7 +267,8 @@ def _run_locked(params, job: EvalJob, tasks_path: Path, journal: Journal, out_di
                        f"no accuracy published" + (f"; e.g. {first[:200]}" if first else ""),
                        f"fix the cause and run again: finished episodes are kept, errors are retried up to "
                        f"eval.max_attempts ({max_attempts}) times (journal {journal.path})")
-    write_outputs(out_dir, records, metrics)
+    write_jsonl(out_dir / "trajectories.jsonl", (r.to_dict() for r in records))  # atomically, never unencodable
+    write_json(out_dir / "metrics.json", metrics)
     return metrics
 
 
@@ -296,18 +291,11 @@ def _interrupt(executor: ThreadPoolExecutor | SlotExecutor, pending: set[Future]
 
 def _deterministic(asked: bool, model: Any, records: list[Trajectory]) -> dict[str, Any]:
     """Whether the job's trajectories are a function of the seed alone: the mode was on, the model
-    decoded in rounds (in-process), no wall-clock limit decided an episode (a command or an episode
-    timeout: a slower machine could have let it finish). Episodes with messages of processes that ran at
-    once (lis.agent.trajectory.concurrent_output) are counted: the mode put them in a fixed order
-    (lis.agent.tools.stderr_order), except what it cannot order (unordered_output)."""
+    decoded in rounds (in-process), no wall-clock limit decided an episode (a slower machine could have
+    let it finish), and no episode has output of concurrent processes the mode could not order."""
     timed_out = sum(1 for r in records if wall_clock_limited(r))
     concurrent = sum(1 for r in records if concurrent_output(r))
     unordered = sum(1 for r in records if unordered_output(r))
     local = model is None or callable(getattr(model, "lockstep", None))
     return {"mode": asked, "wall_clock_limited_episodes": timed_out, "concurrent_output_episodes": concurrent,
             "unordered_output_episodes": unordered, "reproducible": bool(asked and local and timed_out == 0 and unordered == 0)}
-
-
-def write_outputs(out_dir: Path, records: list[Trajectory], metrics: dict) -> None:
-    write_jsonl(out_dir / "trajectories.jsonl", (r.to_dict() for r in records))  # atomically, never unencodable
-    write_json(out_dir / "metrics.json", metrics)

@@ -1,10 +1,8 @@
 """Scoring as its own pass over a job's episodes, keyed by the scorer settings and code version.
 
-Graders run on the host over the finished record (the answer file's text or the vanilla reply);
-an episode is never asked to run again because a scorer changed. ``scoring_hash`` is what a
-score depends on: the ``scoring`` params (the judge entry, its model's params and fingerprint,
-the IFBench variant; not the cache path) and the version of the scoring code (``lis/rewards``,
-comments and docstrings aside).
+Graders run on the host over the finished record (the answer file's text or the vanilla reply), so a
+changed scorer never re-runs an episode. ``scoring_hash`` is what a score depends on: the ``scoring``
+params (with the judge model's params and fingerprint; not the cache path) and the scoring code's version.
 """
 from __future__ import annotations
 
@@ -37,8 +35,8 @@ def scoring_hash(params) -> str:
 
 
 def score_episode(rec: Trajectory, task: Task, judge=None, ifbench_variant: str = "ifbench8") -> bool:
-    """Fill a finished episode's ``reward`` and ``score`` (on the host, from its answer); False when the
-    scorer failed (e.g. the judge is unreachable): the reward stays None with the reason."""
+    """Fill a finished episode's ``reward`` and ``score``; False when the scorer failed (e.g. the judge is
+    unreachable): the reward stays None with the reason."""
     try:
         s = score(task, rec.answer, judge=judge, mode=rec.mode, ifbench_variant=ifbench_variant)
     except LisError as e:
@@ -62,9 +60,8 @@ class Scorer:
 
     def apply(self, rec: Trajectory) -> None:
         """Fill ``rec.reward``/``rec.score``: from the journal when this scorer scored the episode
-        before, else now (and remember it). Errors and interrupted episodes get no score; a
-        scorer that fails (e.g. the judge is unreachable) leaves the reward None with the reason,
-        to be scored on a later run."""
+        before, else now (and remember it). Unfinished episodes get no score; a failing scorer leaves
+        the reward None with the reason, to be scored on a later run."""
         if rec.termination not in FINISHED:
             rec.reward, rec.score = None, None
             return

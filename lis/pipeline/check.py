@@ -1,9 +1,8 @@
 """``lis pipeline check`` and ``lis pipeline write``: the files rendered from the stage registry.
 
-``dvc.yaml`` and ``workflow/rules/stages.smk`` are generated from ``lis/stages/``; nothing checks that
-two hand-written copies agree. What is checked: each generated file is what the registry renders, each
-stage's ``entry`` is the function its command runs, and every path a stage declares under ``data/`` or
-``paper_figures/`` is a template of :mod:`lis.layout`.
+``dvc.yaml`` and ``workflow/rules/stages.smk`` are generated from ``lis/stages/``. Checked: each generated
+file is what the registry renders, each stage's ``entry`` is the function its command runs, and every
+path a stage declares is a template of :mod:`lis.layout`.
 """
 from __future__ import annotations
 
@@ -55,10 +54,9 @@ def entry_problems(root: Path, command_entry: Callable[[str], str]) -> list[str]
 
 def layout_problems(root: Path) -> list[str]:
     """Paths the stages declare that are not templates of lis/layout.py."""
-    out = []
-    for s in stages(Path(root) / "lis" / "stages"):
-        out += layout.problems({*s.deps, *s.outs, *s.metrics, *(p.path for p in s.plots)}, f"stage {s.name}")
-    return out
+    return [problem for s in stages(Path(root) / "lis" / "stages")
+            for problem in layout.problems({*s.deps, *s.outs, *s.metrics, *(p.path for p in s.plots)},
+                                           f"stage {s.name}")]
 
 
 def problems(root: Path, command_entry: Callable[[str], str]) -> list[str]:

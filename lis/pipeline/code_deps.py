@@ -1,14 +1,11 @@
 """The code a pipeline stage runs, found from its imports: each stage's code dependencies.
 
 Every stage is one ``lis <command>``; the code it runs is the module defining that command and
-everything it imports, directly or inside functions (grimp reads every import statement), plus
-the ``__init__`` of every package on the way (Python runs them on import). ``lis.cli`` itself is
-left out: it only registers the commands. A package whose public names load on first use
-(:mod:`lis.util.lazy`) hides those loads from grimp; its ``EXPORTS`` table, read here, adds the
-module defining each public name that a module imports from the package (all of them for a plain
-``import lis.agent``). The Snakemake rules and dvc.yaml list exactly that code as each stage's
-dependencies, so that a fix to a scorer re-scores, a fix to the loop re-runs episodes and a change to
-the report only re-renders, and an unrelated edit re-runs nothing.
+everything it imports, directly or inside functions (grimp), plus the ``__init__`` of every package on
+the way; ``lis.cli`` only registers the commands and is left out. A package whose public names load on
+first use (:mod:`lis.util.lazy`) hides those loads from grimp: its ``EXPORTS`` table adds the module
+defining each name imported. The Snakemake rules and dvc.yaml list exactly that code as each stage's
+dependencies, so an unrelated edit re-runs nothing.
 """
 from __future__ import annotations
 
@@ -43,8 +40,8 @@ def _source(module: str) -> ast.Module:
 
 @functools.lru_cache(maxsize=None)
 def lazy_exports(package: str) -> dict[str, str]:
-    """The ``EXPORTS`` table (public name -> defining module) of a package's ``__init__``; {} for a
-    module or a package without one. Read from the source: the table must be a literal dict."""
+    """The ``EXPORTS`` table (public name -> defining module) of a package's ``__init__``, read from the
+    source (a literal dict); {} for a module or a package without one."""
     if not (PACKAGE_ROOT / Path(*package.split(".")) / "__init__.py").is_file():
         return {}
     for node in _source(package).body:
@@ -54,9 +51,8 @@ def lazy_exports(package: str) -> dict[str, str]:
 
 
 def lazy_loads(module: str, imported: str) -> set[str]:
-    """The modules that ``module``'s imports of the package ``imported`` load through its public
-    names: the defining module of each name in ``from imported import ...``, and every one for an
-    ``import imported`` (its attributes may be any)."""
+    """The modules that ``module``'s imports of the package ``imported`` load through its public names
+    (every one for a plain ``import imported``)."""
     exports = lazy_exports(imported)
     if not exports:
         return set()
@@ -72,8 +68,8 @@ def lazy_loads(module: str, imported: str) -> set[str]:
 
 
 def closure(module: str) -> set[str]:
-    """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__``
-    of each package on the way (and what those import), without the CLI dispatcher."""
+    """``module`` and every module of lis it runs: its imports, transitively, with the ``__init__`` of
+    each package on the way, without the CLI dispatcher."""
     graph = _graph()
     todo, seen = [module], set()
     while todo:
@@ -109,10 +105,9 @@ def package_data(package_dir: Path) -> set[str]:
 
 
 def stage_code(entry: str) -> tuple[str, ...]:
-    """The source files (paths relative to the folder holding ``lis/``) of the code that the command
-    ``entry`` (``module:function``) runs: its module's closure, with the data files of each package in it
-    (:func:`package_data`). A folder stands for its files when the stage runs every one of them. Sorted:
-    dvc.yaml and the Snakemake rules list them as they are."""
+    """The source files (relative to the folder holding ``lis/``) of the code that the command ``entry``
+    (``module:function``) runs, with each package's data files, sorted; a folder stands for its files
+    when the stage runs every one of them."""
     module = entry.partition(":")[0]
     # a stage module's own `run`: its command is made from the declaration (lis/cli/stage_command.py)
     return _stage_code((module, GENERATOR) if module.startswith("lis.stages.") else (module,))

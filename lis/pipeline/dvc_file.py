@@ -1,9 +1,5 @@
-"""``dvc.yaml``, rendered from the stage registry (:mod:`lis.stages.registry`).
-
-The file is generated: ``lis pipeline write`` writes it, ``lis pipeline check`` (and the tests) fail
-when it differs from what the registry renders. A stage's code dependencies are computed from its
-command's imports (:mod:`lis.pipeline.code_deps`).
-"""
+"""``dvc.yaml``, rendered from the stage registry (:mod:`lis.stages.registry`); a stage's code
+dependencies come from its command's imports (:mod:`lis.pipeline.code_deps`)."""
 from __future__ import annotations
 
 from pathlib import Path

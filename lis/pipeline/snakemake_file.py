@@ -1,11 +1,8 @@
 """``workflow/rules/stages.smk``: the Snakemake rules, rendered from the stage registry
 (:mod:`lis.stages.registry`).
 
-The file is generated: ``lis pipeline write`` writes it (with ``dvc.yaml``), ``lis pipeline check``
-fails when it differs from what the registry renders. The Snakefile keeps what is not a stage: the
-``paper`` target and the helpers in ``workflow/rules/common.smk`` that the rules call.
-
-A stage's declaration becomes its rule so:
+The Snakefile keeps what is not a stage: the ``paper`` target, and ``workflow/rules/common.smk`` the
+helpers the rules call. A stage's declaration becomes its rule so:
 
 - ``${item}`` / ``${item.key}`` become wildcards (``{domain}``), constrained to the job list's values;
 - ``${profile}`` in the command and title becomes ``{params.profile}``;

@@ -7,9 +7,8 @@
     pool = SandboxPool(config, max_concurrent=4)     # at most 4 live sandboxes, handed out and taken back
     with pool.sandbox() as box: ...
 
-The public names load their modules on first use (:mod:`lis.util.lazy`): importing a submodule such as
-``lis.sandbox.labels`` does not load the backends. A :class:`SandboxConfig` from the params' ``sandbox``
-and ``image`` sections: :func:`lis.runtime.sandbox_config`.
+The public names load their modules on first use (:mod:`lis.util.lazy`). A :class:`SandboxConfig` from
+the params: :func:`lis.runtime.sandbox_config`.
 """
 from lis.util.lazy import lazy_exports
 

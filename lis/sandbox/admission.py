@@ -3,16 +3,12 @@
     with admission.admit(max_starting=8, max_starts_per_s=16) as waited_s:
         ...start one sandbox...
 
-At most ``max_starting`` sandboxes are starting at once (a cold Docker start is ~0.4 s of engine
-work; 64 at once on 2 cores made each take seconds) and at most ``max_starts_per_s`` start in any
-one second, whichever process starts them: eval jobs, GRPO, ``lis serve`` and Inspect evals on one
-machine share the limit. The state is lock files in the cache folder (``<cache>/admission``):
+At most ``max_starting`` sandboxes are starting at once (too many at once make each slow) and at
+most ``max_starts_per_s`` start in any one second, whichever lis process on the machine starts them.
+The state is lock files in ``<cache>/admission``:
 
-- ``slot-<i>``: one ``flock`` per sandbox starting; the kernel releases it when its holder ends,
-  however it ends, so a killed process never holds a slot;
-- ``rate``: the starts that still count for the per-second limit (JSON: admitted at, ended at, pid), read
-  and written under ``rate.lock``; a start counts from its admission to one second after its end, so the
-  limit holds for the moments the engine creates the sandboxes, not only for the admissions.
+- ``slot-<i>``: one ``flock`` per sandbox starting (the kernel releases it however its holder ends);
+- ``rate``: the starts that still count for the per-second limit (:func:`_take_rate`), under ``rate.lock``.
 
 A wait ends early on cancellation (:mod:`lis.util.cancel`).
 """
@@ -98,11 +94,10 @@ def _take_rate(where: Path, per_s: float) -> str | None:
     """Wait until this start cannot make more than ``per_s`` sandboxes created in any one second, then count
     it; returns its token for :func:`_done_rate` (None: no rate limit).
 
-    A start's sandbox is created at some moment between its admission and its end, so a start counts from its
-    admission until one second after its end (its end: :func:`_done_rate`, when the start is over). A new start
-    is admitted while fewer than ``per_s`` starts count: then any two sandboxes created less than a second
-    apart were both counted when the later was admitted, whatever the engine's delays. A start whose process
-    died before its end stops counting (its pid is gone, or after :data:`STUCK_S`)."""
+    A sandbox is created between its start's admission and its end, so a start counts from its admission
+    until one second after its end (:func:`_done_rate`), and a new one is admitted while fewer than ``per_s``
+    count: any two sandboxes created less than a second apart were both counted when the later was admitted.
+    A start whose process died stops counting (its pid is gone, or after :data:`STUCK_S`)."""
     if per_s <= 0:
         return None
     budget = max(1, int(per_s))
@@ -146,9 +141,8 @@ def _done_rate(where: Path, token: str | None) -> None:
 
 @contextlib.contextmanager
 def admit(max_starting: int, max_starts_per_s: float, wait_s: float | None = None) -> Iterator[float]:
-    """Hold one start admission while the block runs; yields the seconds waited for it. ``max_starting``
-    0 (or less) admits at once. Raises TimeoutError past ``wait_s`` (None: no limit) and
-    ``cancel.Interrupted`` on cancellation."""
+    """Hold one start admission while the block runs; yields the seconds waited for it (``max_starting``
+    0: none). Raises TimeoutError past ``wait_s`` (None: no limit)."""
     t0 = time.monotonic()
     if max_starting <= 0:
         yield 0.0

@@ -41,10 +41,8 @@ BOOT = ("import os\n"
 PROTOCOL_MARGIN_S = 15.0  # host-side deadline beyond a command's own timeout before the sandbox is declared dead
 COPY_CHUNK = 4 << 20  # bytes per read of a copy-out (host memory per copy: a few of these)
 COPY_OUT_NOTE = "COPY_OUT_NOTE.txt"  # written into a copy-out cut at its cap: what was left out
-# The deterministic mode's shell environment (lis.runtime.sandbox_config(deterministic=True)): coreutils'
-# stdbuf applied to every process the shell starts, stderr line-buffered, so that each line is one write
-# and two programs running at once cannot cut into each other's line (the bytes a program writes are the
-# same). The library is in the sandbox image (Debian's coreutils); lis.agent.tools.stderr_order.
+# The deterministic mode's shell environment (lis.runtime.sandbox_config): coreutils' stdbuf makes every
+# process's stderr line-buffered, so two programs running at once cannot cut into each other's lines.
 LINE_BUFFERED_STDERR = {"LD_PRELOAD": "/usr/libexec/coreutils/libstdbuf.so", "_STDBUF_E": "L"}
 
 
@@ -57,12 +55,9 @@ _LIMITS = LimitsSection()
 
 @dataclass
 class Limits:
-    """Resource limits of one sandbox (params: sandbox.limits).
-
-    The tmpfs quotas are memory: their sum plus ``reserve_mb`` for processes must fit
-    ``memory_mb`` (params validation refuses more, :func:`lis.util.quota.quota_problem`), so that a full disk is
-    "No space left on device", not an out-of-memory kill. The defaults, and what each field means,
-    are the ``sandbox.limits`` model's (:class:`lis.config.sandbox.Limits`)."""
+    """Resource limits of one sandbox: the ``sandbox.limits`` model's fields and defaults
+    (:class:`lis.config.sandbox.Limits`). The tmpfs quotas are memory: with ``reserve_mb`` they must fit
+    ``memory_mb`` (:func:`lis.util.quota.quota_problem`), so a full disk is ENOSPC, not an OOM kill."""
 
     memory_mb: int = _LIMITS.memory_mb
     cpus: float = _LIMITS.cpus
@@ -178,8 +173,7 @@ class Sandbox(ABC):
         """Remove the sandbox and everything it holds; idempotent; never raises."""
 
     def start(self) -> "Sandbox":
-        """Start the sandbox, once the host admits it (:mod:`lis.sandbox.admission`: at most
-        ``max_starting`` starting and ``max_starts_per_s`` starts a second on the machine).
+        """Start the sandbox once the host admits it (:mod:`lis.sandbox.admission`);
         ``admission_wait_s``: the wait for that; ``started_s``: the start itself."""
         with admission.admit(self.config.max_starting, self.config.max_starts_per_s) as waited:
             self.admission_wait_s = waited
@@ -213,15 +207,15 @@ class Sandbox(ABC):
         return {"RLIMIT_NOFILE": self.config.limits.nofile, "RLIMIT_CORE": 0}
 
     def _pids_limit(self) -> dict:
-        """For sandboxd's reclaim of an exhausted process limit: how many tasks of the sandbox's PID
-        namespace fit (``limit``) and how to name the limit to the agent (``name``)."""
+        """For sandboxd's reclaim: how many tasks of the sandbox's PID namespace fit (``limit``) and how to
+        name the limit to the agent (``name``)."""
         n = self.config.limits.pids
         return {"limit": n, "name": f"pids {n}"}
 
     def close(self) -> None:
         """Destroy the sandbox. Safe to call twice, from any thread and from signal handlers; it does
-        not wait for a request in progress (a command can run for its whole timeout: a Ctrl-C that
-        waited for it kept `lis eval run` alive for 100 s): that request fails with SandboxError."""
+        not wait for a request in progress (a command may run for its whole timeout): that request
+        fails with SandboxError."""
         with self._close_lock:
             if self._closed:
                 return
@@ -235,9 +229,8 @@ class Sandbox(ABC):
         registry.unregister(self)
 
     def kill(self) -> None:
-        """Destroy the sandbox now, from any thread, without waiting for a request in progress: that
-        request fails with SandboxError (not blamed on the sandbox's memory), and ``close`` still
-        follows as usual. For cancelling one episode while its command runs (lis serve)."""
+        """Destroy the sandbox now, from any thread (cancelling an episode while its command runs): the
+        request in progress fails with SandboxError, not blamed on the sandbox's memory."""
         self._killed = True  # what follows is our doing, not the sandbox's memory
         self._destroy()
 
@@ -322,10 +315,8 @@ class Sandbox(ABC):
         """Run ``command`` in the persistent bash session (cwd, exports, functions persist).
 
         ``timeout`` (default config.command_timeout_s) kills the command's processes, not the
-        session; a shell that died or hung is restarted and the result says so. When the sandbox's
-        process limit is exhausted, sandboxd kills every other process and restarts the shell
-        (``reclaimed``, ``reclaim_note``) rather than leave the agent unable to start anything.
-        """
+        session; a shell that died or hung is restarted and the result says so. An exhausted process
+        limit is reclaimed by sandboxd (``reclaimed``, ``reclaim_note``)."""
         timeout = float(timeout if timeout is not None else self.config.command_timeout_s)
         command = safe_text(command)[0]  # lone surrogates cannot reach a shell: U+FFFD instead
         h, payloads = self._request({"op": "exec", "cmd": command, "timeout": timeout,
@@ -347,13 +338,12 @@ class Sandbox(ABC):
     def run(self, argv: list[str], stdin: bytes | None = None, cwd: str | None = None,
             env: dict[str, str] | None = None, timeout: float | None = None,
             max_output: int | None = None) -> RunResult:
-        """Run ``argv`` as a fresh process, independent of the persistent shell (no state shared with
-        it): ``stdin`` bytes (None: /dev/null), ``cwd`` (relative: to the working directory),
-        ``env`` over the sandbox's environment, ``timeout`` seconds (None: none; on expiry every
-        process of its session is killed and ``timed_out`` set), at most ``max_output`` bytes per
-        stream (default ``limits.max_output_bytes``; past it the process is killed and
-        ``output_limited`` set). A missing program is exit 127 (``missing``); a file that is not
-        executable raises PermissionError. Requests are served one at a time (see the class)."""
+        """Run ``argv`` as a fresh process, sharing no state with the persistent shell: ``stdin``
+        bytes (None: /dev/null), ``cwd`` relative to the working directory, ``env`` over the
+        sandbox's. Past ``timeout`` seconds (None: none) or ``max_output`` bytes of a stream (default
+        ``limits.max_output_bytes``) every process of its session is killed (``timed_out``,
+        ``output_limited``). A missing program is exit 127 (``missing``); a file that is not
+        executable raises PermissionError."""
         cap = int(max_output if max_output is not None else self.config.limits.max_output_bytes)
         header = {"op": "run", "argv": [str(a) for a in argv], "cwd": cwd, "env": env or {},
                   "timeout": timeout, "max_output": cap, "stdin": stdin is not None}
@@ -403,10 +393,7 @@ class Sandbox(ABC):
                     tf.add(p, arcname=p.name)
             else:
                 tf.add(src, arcname=src.name)
-        data = buf.getvalue()
-        h, _ = self._request({"op": "put_tar", "dest": dest}, data, timeout=60 + len(data) / 20e6)
-        if not h.get("ok"):
-            self._raise_os_error(h, dest)
+        self._put_tar(buf.getvalue(), dest)
 
     def put_files(self, files: dict[str, str | bytes], dest: str) -> None:
         """Write ``{relative name: content}`` under the folder ``dest`` in one transfer."""
@@ -417,25 +404,24 @@ class Sandbox(ABC):
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
                 tf.addfile(info, io.BytesIO(data))
-        data = buf.getvalue()
+        self._put_tar(buf.getvalue(), dest)
+
+    def _put_tar(self, data: bytes, dest: str) -> None:
         h, _ = self._request({"op": "put_tar", "dest": dest}, data, timeout=60 + len(data) / 20e6)
         if not h.get("ok"):
             self._raise_os_error(h, dest)
 
     def copy_out(self, src: str, dest: str | Path, max_bytes: int | None = None, first: tuple[str, ...] = ()) -> Path:
-        """Copy the file or folder ``src`` out of the sandbox into the host folder ``dest`` (as
-        ``dest/<name of src>``), streamed to disk chunk by chunk: host memory stays bounded whatever
-        the sandbox wrote.
+        """Copy the file or folder ``src`` out of the sandbox to ``dest/<name of src>``, streamed to
+        disk chunk by chunk (host memory stays bounded whatever the sandbox wrote).
 
-        At most ``max_bytes`` of file content (default: ``limits.copy_out_mb``). The files named in
-        ``first`` (sandbox paths, e.g. the answer file) are copied before the others; past the cap a
-        file that does not fit is left out and the next ones still tried, and a note of what was left
-        out is written (``COPY_OUT_NOTE``, in the copied folder); ``info["copy_out"]`` says what was
-        copied and what was left out (``left_out``: a count, 0 when everything was copied).
+        At most ``max_bytes`` of file content (default: ``limits.copy_out_mb``); the files named in
+        ``first`` (sandbox paths, e.g. the answer file) go first. Past the cap a file that does not fit
+        is left out, the next ones still tried, and ``COPY_OUT_NOTE`` (in the copied folder) lists what
+        was left out; ``info["copy_out"]`` counts both.
 
-        The entries come from hostile territory: each passes tarfile's ``data`` filter (no absolute
-        paths, no ``..``, no links out, no device files); links are made last, and files are never
-        written through a link."""
+        The entries are hostile: each passes tarfile's ``data`` filter (no absolute paths, no ``..``,
+        no links out, no device files); links are made last, and no file is written through a link."""
         cap = (self.config.limits.copy_out_mb << 20) if max_bytes is None else int(max_bytes)
         h, payloads = self._request({"op": "walk", "src": src}, timeout=300)
         if not h.get("ok"):

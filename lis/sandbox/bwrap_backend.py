@@ -1,16 +1,14 @@
-"""Bubblewrap backend, for machines without Docker (many GPU clusters): the same root filesystem
-the offline image is built from, read-only, with size-capped tmpfs for /testbed, /tmp, /var/tmp and
-the home folder, in its own user, PID, mount, IPC, UTS and (policy ``none``) network namespaces, as
-the non-root sandbox user, with ``sandboxd`` as PID 1 (``--as-pid-1``) over stdin/stdout pipes.
-As strict as Docker where Docker is strict: no further user namespaces (``--disable-userns``,
-bubblewrap 0.8 or newer: an older one is reported as unusable), and the image's root-only files
-and folders unreadable (:mod:`lis.sandbox.root_only`).
+"""Bubblewrap backend, for machines without Docker (many GPU clusters): the image's root filesystem,
+read-only, with size-capped tmpfs for /testbed, /tmp, /var/tmp and the home folder, in its own user,
+PID, mount, IPC, UTS and (policy ``none``) network namespaces, as the non-root sandbox user, with
+``sandboxd`` as PID 1 over stdin/stdout pipes. As strict as Docker: no further user namespaces
+(``--disable-userns``, bubblewrap 0.8 or newer), lis's seccomp filter, and the image's root-only
+files and folders unreadable (:mod:`lis.sandbox.root_only`).
 
-Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup
-v2 subtree); otherwise ``RLIMIT_AS`` per process and ``RLIMIT_NPROC`` (the sandbox user's tasks),
-and ``info["limits"]`` says so. Out of memory (a cgroup only: its ``oom_kill`` counter, read on the
-host, as sandboxd cannot see the cgroup here), a command's result says "out of memory: limit N MB".
-Network ``bridge`` here means the host's network (bubblewrap has no NAT of its own).
+Limits: memory, CPU and pids through a cgroup when one is writable (root, or a delegated cgroup v2
+subtree); otherwise ``RLIMIT_AS`` per process and ``RLIMIT_NPROC``, and ``info["limits"]`` says so.
+With a cgroup, the host reads its ``oom_kill`` counter (sandboxd cannot see it here) and a command's
+result says "out of memory: limit N MB". Network ``bridge`` is the host's network (no NAT of its own).
 """
 from __future__ import annotations
 
@@ -77,8 +75,7 @@ def bwrap_available() -> str | None:
 
 
 def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot make the namespaces this backend asks for on this machine (a real run
-    of ``bwrap … true``), or None when it can."""
+    """Why bubblewrap cannot make this backend's namespaces here (a real run of ``bwrap … true``), or None."""
     path = bwrap_available()
     if not path:
         return "bwrap not installed"
@@ -173,8 +170,8 @@ class BwrapSandbox(Sandbox):
         return (self._oom_kills() or 0) > self._oom_seen
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
-        """As :meth:`Sandbox.exec`; when the kernel killed processes of the command for want of
-        memory (the cgroup's counter grew), ``reclaim_note`` says "out of memory: limit N MB"."""
+        """As :meth:`Sandbox.exec`; when the cgroup's OOM kill counter grew, ``reclaim_note`` says
+        "out of memory: limit N MB"."""
         r = super().exec(command, timeout)
         n = self._oom_kills()
         if n is not None and n > self._oom_seen:

@@ -1,9 +1,8 @@
 """Memory, CPU and pids limits for Docker-less sandboxes, through a cgroup we may write to.
 
-cgroup v2: a child of our own cgroup when it is delegated to us (systemd user sessions, or
-root); cgroup v1: ``<controller>/lis/<name>`` under /sys/fs/cgroup (root). When neither is
-writable, ``available()`` is False and the caller falls back to rlimits (``RLIMIT_AS``), which
-it must report: they bound a process, not the sandbox.
+cgroup v2: a child of our own cgroup when it is delegated to us (or root); cgroup v1:
+``<controller>/lis/<name>`` (root). When neither is writable the caller falls back to rlimits, which it
+must report: they bound a process, not the sandbox.
 """
 from __future__ import annotations
 
@@ -11,6 +10,8 @@ import logging
 import os
 import time
 from pathlib import Path
+
+from lis.sandbox import sandboxd
 
 log = logging.getLogger(__name__)
 ROOT = Path("/sys/fs/cgroup")
@@ -84,15 +85,7 @@ class Cgroup:
         memory.events, v2, or memory.oom_control, v1), or None when it cannot be read."""
         if not self.dirs:
             return None
-        for f in ("memory.events", "memory.oom_control"):
-            try:
-                for line in (self.dirs[0] / f).read_text().splitlines():
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-            except (OSError, ValueError):
-                continue
-        return None
+        return sandboxd.oom_kills([self.dirs[0] / f for f in ("memory.events", "memory.oom_control")])
 
     def enter(self) -> None:
         """Move the calling process into the cgroup(s) (called in the child before exec)."""

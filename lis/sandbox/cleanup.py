@@ -14,9 +14,8 @@ log = logging.getLogger(__name__)
 
 
 def _owner_alive(owner: object) -> bool:
-    """Whether the ``lis.owner`` label (``host:pid``) names a live process. Another machine's, or
-    a value we cannot read (any label value is possible: someone else's container, an edit), is
-    taken as alive: we cannot tell, so it is not an orphan."""
+    """Whether the ``lis.owner`` label (``host:pid``) names a live process. Another machine's, or a value
+    we cannot read, is taken as alive: we cannot tell, so it is not an orphan."""
     if not isinstance(owner, str):
         return True
     host, _, pid = owner.rpartition(":")
@@ -32,9 +31,8 @@ def _owner_alive(owner: object) -> bool:
 
 
 def expires_at(labels: dict) -> float | None:
-    """The time in the ``lis.expires`` label. Missing or empty: 0 (expired, as always); a value
-    that is not a finite number ("never", garbage, "nan"): None, no known expiry (the owner
-    decides)."""
+    """The time in the ``lis.expires`` label. Missing or empty: 0 (expired); not a finite number
+    ("never", garbage, "nan"): None, no known expiry (the owner decides)."""
     value = labels.get("lis.expires")
     if value is None or (isinstance(value, str) and not value.strip()):
         return 0.0
@@ -55,20 +53,14 @@ def orphaned(labels: dict, now: float | None = None) -> bool:
 
 def find(client, run: str | None = None, everything: bool = False) -> list[dict]:
     """Containers labelled lis.managed=true that should go: those of ``run``; all of them
-    (``everything``); by default the orphans (owner process gone on this host, or expired).
-
-    One list call, no per-container inspection: another process may remove a container between
-    the two (a pool's start-up sweep, a second cleanup), which must not fail this one."""
+    (``everything``); by default the orphans (owner process gone on this host, or expired). One list
+    call, no per-container inspection: another sweep may remove a container in between."""
     filters = {"label": [f"{MANAGED}=true"] + ([f"lis.run={run}"] if run else [])}
-    out = []
+    found = client.api.containers(all=True, filters=filters)
+    if run or everything:
+        return list(found)
     now = time.time()
-    for c in client.api.containers(all=True, filters=filters):
-        labels = c.get("Labels") or {}
-        if run or everything:
-            out.append(c)
-        elif orphaned(labels if isinstance(labels, dict) else {}, now):
-            out.append(c)
-    return out
+    return [c for c in found if orphaned(c["Labels"] if isinstance(c.get("Labels"), dict) else {}, now)]
 
 
 def _name(c: dict) -> str:

@@ -1,13 +1,12 @@
 """Docker backend: one container per sandbox, ``sandboxd`` as its PID 1 over the attach socket.
 
-The container is hardened: non-root user, no capabilities, no new privileges, read-only root
-filesystem, size-capped tmpfs for /testbed, /tmp, /var/tmp and the home folder (the disk quota: tmpfs
-pages count against the memory limit too), memory without swap, CPU and pids limits, network
-``none`` unless params say ``bridge``, never the Docker socket, and Docker's log driver ``none``
-(what a sandbox prints reaches us over the attach socket; Docker keeps none of it). It is labelled
-``lis.managed=true`` plus run id, owner and expiry, removes itself when it stops
-(``auto_remove``), and stops when its lifetime ends or when our connection closes
-(``stdin_once``), so even a SIGKILLed runner leaves nothing running for long.
+The container is hardened: non-root user, no capabilities, no new privileges, lis's seccomp filter,
+read-only root filesystem, size-capped tmpfs for /testbed, /tmp, /var/tmp and the home folder (tmpfs
+pages count against the memory limit), memory without swap, CPU and pids limits, network ``none``
+unless params say ``bridge``, never the Docker socket, log driver ``none``. It is labelled
+``lis.managed=true`` plus run id, owner and expiry, removes itself when it stops (``auto_remove``),
+and stops when its lifetime ends or our connection closes (``stdin_once``), so even a SIGKILLed runner
+leaves nothing running for long.
 """
 from __future__ import annotations
 
@@ -24,10 +23,9 @@ from lis.sandbox.labels import sandbox_labels
 from lis.sandbox.seccomp import docker_profile
 
 
-# How long a start cut by a signal during its create call looks for the container the engine may still make
-CREATE_RACE_S = 5.0
-# How long closing a sandbox waits for its create call, in flight in another thread, to return (the container
-# it makes must be removed before this process ends: a created, never-started container never removes itself)
+CREATE_RACE_S = 5.0  # how long a start cut by a signal during its create call looks for the container made
+# How long closing a sandbox waits for its create call in another thread to return: a created, never-started
+# container never removes itself, so it must be removed before this process ends
 CREATE_WAIT_S = 30.0
 
 
@@ -135,9 +133,8 @@ class DockerSandbox(Sandbox):
                     working_dir=c.workdir, environment={"HOME": c.home}, labels=sandbox_labels(c, backend="docker"),
                     stdin_open=True, detach=False, tty=False, host_config=host_config)  # => StdinOnce: stop when we hang up
             except BaseException as e:
-                # unless the engine answered (an API error), the request may have reached it (a signal cut our
-                # wait for its answer): a created, never-started container would stay for good (auto_remove
-                # acts when a container stops)
+                # unless the engine answered (an API error), a signal may have cut our wait after the request
+                # reached it: a created, never-started container would stay for good
                 self._remove_by_name(name, wait_s=0.0 if isinstance(e, docker.errors.APIError) else CREATE_RACE_S)
                 raise
             else:
@@ -165,8 +162,7 @@ class DockerSandbox(Sandbox):
         return chan
 
     def _died_of_oom(self) -> bool:
-        """Docker reported an ``oom`` event for this container (asked once it went away: the event
-        outlives the auto-removed container)."""
+        """Docker reported an ``oom`` event for this container (the event outlives the auto-removed container)."""
         if self.container is None or self._client is None:
             return False
         for wait in (0.0, 0.3, 0.6):  # the engine may record the event a moment after the connection drops
@@ -217,12 +213,3 @@ class DockerSandbox(Sandbox):
     def raw_exec(self, argv: list[str]):
         """A plain ``docker exec`` in this sandbox (the official runtime's way; benchmarks compare)."""
         return self.container.exec_run(argv, user=str(self.config.uid), workdir=self.config.workdir)
-
-    def memory_usage_bytes(self) -> int | None:
-        try:
-            stats = self._client.api.stats(self.container.id, stream=False)
-            mem = stats.get("memory_stats", {})
-            cache = mem.get("stats", {}).get("cache", 0)
-            return int(mem.get("usage", 0) - cache)
-        except Exception:
-            return None

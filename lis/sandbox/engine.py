@@ -13,11 +13,9 @@ HINT = "start one with `bash scripts/setup.sh docker` (root on Debian/Ubuntu) or
 
 
 def connect(url: str | None = None, timeout: int = 120, pool_size: int = 64):
-    """A shared ``docker.DockerClient`` for ``url`` (None = the environment's default engine).
-
-    The connection pool is sized for ``pool_size`` concurrent threads: docker-py's default (10)
-    breaks with ``queue.Full`` under more threads. Raises EngineError if the engine does not answer.
-    """
+    """A shared ``docker.DockerClient`` for ``url`` (None = the environment's default engine), its
+    connection pool sized for ``pool_size`` threads (docker-py's default breaks with ``queue.Full`` under
+    more). Raises EngineError if the engine does not answer."""
     import docker
 
     key = (url, pool_size)
@@ -28,10 +26,9 @@ def connect(url: str | None = None, timeout: int = 120, pool_size: int = 64):
                 if url:
                     transport = _transport(url)
                     if "tls" in transport:
-                        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE (set on machines behind an
-                        # intercepting proxy) replace the engine's CA: verify against DOCKER_CERT_PATH's
-                        # ca.pem only. The client asks the API version in its constructor, so it starts at
-                        # the oldest version and takes the engine's once trust_env is off.
+                        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE (behind a proxy) replace the
+                        # engine's CA: verify against DOCKER_CERT_PATH's ca.pem only. The constructor asks
+                        # the API version, so start at the oldest and take the engine's once trust_env is off.
                         from docker.constants import MINIMUM_DOCKER_API_VERSION
 
                         client = docker.DockerClient(base_url=url, timeout=timeout, max_pool_size=pool_size,

@@ -20,10 +20,9 @@ log = logging.getLogger(__name__)
 
 def config_from_params(sandbox: dict[str, Any], image: dict[str, Any], *, run_id: str,
                        image_manifest: dict[str, Any] | None = None, backend: str | None = None) -> SandboxConfig:
-    """A SandboxConfig from the ``sandbox`` params section plus the image (its manifest when the
-    image stage has run, else the tag the image params give). ``backend`` (docker | bwrap | auto),
-    when given, replaces the section's (a stage's own ``sandbox_backend``); auto: bubblewrap where
-    it runs here (its namespaces work and the image kept its root filesystem), else the section's."""
+    """A SandboxConfig from the ``sandbox`` params section plus the image (its manifest when the image
+    stage has run, else the image params' tag). ``backend`` (a stage's own ``sandbox_backend``), when
+    given, replaces the section's; auto: bubblewrap where it runs here, else the section's."""
     if backend:
         if backend not in ("docker", "bwrap", "auto"):
             raise LisError(f"sandbox backend {backend!r} is not docker, bwrap or auto",

@@ -9,13 +9,7 @@ MANAGED = "lis.managed"
 
 
 def sandbox_labels(config, backend: str) -> dict[str, str]:
-    return {
-        MANAGED: "true",
-        "lis.run": config.run_id,
-        "lis.backend": backend,
-        "lis.owner": f"{socket.gethostname()}:{os.getpid()}",
-        "lis.expires": str(int(time.time() + config.lifetime_s)),
-    }
+    return {**helper_labels(config.run_id, config.lifetime_s), "lis.backend": backend}
 
 
 def helper_labels(run: str, lifetime_s: float) -> dict[str, str]:

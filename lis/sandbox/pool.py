@@ -5,9 +5,8 @@
         sb.exec("ls")
     pool.close()
 
-Every episode gets a fresh computer: a released sandbox is destroyed, never reused. Warm
-sandboxes are started in the background so that ``acquire`` takes milliseconds; new ones go to
-the engine with the fewest live sandboxes.
+Every episode gets a fresh computer: a released sandbox is destroyed, never reused. Warm sandboxes
+start in the background; new ones go to the engine with the fewest live sandboxes.
 """
 from __future__ import annotations
 
@@ -57,16 +56,13 @@ class SandboxPool:
         self.started = 0
         if config.backend == "docker":
             self._sweep_orphans(self.engines)
-        elif _local_docker():
-            # a run on another backend still removes what an earlier docker run killed with SIGKILL left here
-            # (a container created but not yet started when the kill came has no connection to lose)
+        elif _local_docker():  # what a SIGKILLed docker run left here (a created, never-started container)
             self._sweep_orphans([None])
         if self.warm:
             self._refill()
 
     def _sweep_orphans(self, engines: list[str | None]) -> None:
-        """Remove sandboxes whose owner process is gone from this host, or that expired (a run killed
-        with SIGKILL could not remove its own): the next pool on the same engines does it."""
+        """Remove sandboxes whose owner process is gone from this host, or that expired (a SIGKILLed run's)."""
         try:
             removed = cleanup(engines=engines)
         except Exception as e:  # noqa: BLE001 - an unreachable engine fails loudly at the first start

@@ -1,9 +1,8 @@
 """The sandboxes this process has running, so that every exit path removes them.
 
-``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: cancel (see
-:mod:`lis.util.cancel`: no new episode, model call or sandbox), close every live sandbox, then
-unwind (130/143); a second signal exits at once. ``atexit`` closes what is left on a normal exit. After SIGKILL
-nothing runs here: Docker sandboxes still stop by themselves (their supervisor exits when our
+``install_signal_handlers()`` (called by the CLI) turns SIGINT/SIGTERM into: cancel
+(:mod:`lis.util.cancel`), close every live sandbox, then unwind (130/143); a second signal exits at
+once. ``atexit`` closes what is left. After SIGKILL Docker sandboxes stop by themselves (our
 connection closes) and ``lis sandbox cleanup`` removes whatever is left.
 """
 from __future__ import annotations
@@ -53,9 +52,8 @@ def close_all() -> int:
 
 
 def _handler(signum, frame):
-    """First SIGINT/SIGTERM: cancel (nothing new starts), remove our sandboxes, and let the main
-    thread unwind (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second
-    signal: remove our sandboxes and exit at once."""
+    """First SIGINT/SIGTERM: cancel, remove our sandboxes, and let the main thread unwind
+    (KeyboardInterrupt / SystemExit) so that it records what was in flight. A second: exit at once."""
     again = cancel.requested()
     cancel.request(signum)
     n = close_all()
@@ -69,9 +67,8 @@ def _handler(signum, frame):
 
 
 def hard_exit(status: int) -> None:
-    """Remove our sandboxes, flush logs and streams, and end the process now, without waiting
-    for worker threads that are still blocked in a model call (they would hold the interpreter's
-    exit for as long as the call takes)."""
+    """Remove our sandboxes, flush logs and streams, and end the process now, without waiting for
+    worker threads still blocked in a model call."""
     close_all()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

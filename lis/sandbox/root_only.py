@@ -1,15 +1,13 @@
 """The root-only paths of a sandbox root filesystem, and what bubblewrap puts over them.
 
-Under Docker the sandbox user (uid 1000) cannot read a file only root may read (``/etc/shadow``,
-mode 0640 root:shadow) or enter a folder only root may enter (``/root``, 0700). Under bubblewrap
-started by root, the sandbox's uid 1000 is host root in a user namespace: without capabilities, but
-the owner of every root-owned file, so the owner's permission bits let it read them. The bubblewrap
-backend therefore mounts a file and a folder of mode 000 (owned by root: no bit for anyone, and no
-capability to override it) over each such path: reading one fails with "Permission denied", as
-under Docker.
+Under Docker the sandbox user cannot read a file only root may read (``/etc/shadow``) or enter a
+folder only root may enter (``/root``). Under bubblewrap started by root, the sandbox's uid is host
+root in a user namespace: without capabilities, but the owner of every root-owned file, so the owner's
+bits let it read them. The bubblewrap backend therefore mounts a file and a folder of mode 000 over
+each such path: reading one fails with "Permission denied", as under Docker.
 
-The paths are found once per root filesystem (a walk of ~30,000 entries, about a second) and kept
-beside it (``<rootfs>.root-only.json``); the root filesystem is immutable once built.
+The paths are found once per root filesystem (immutable once built) and kept beside it
+(``<rootfs>.root-only.json``).
 """
 from __future__ import annotations
 
@@ -51,8 +49,7 @@ def find_root_only(rootfs: Path) -> list[str]:
 
 
 def root_only_paths(rootfs: Path) -> list[str]:
-    """:func:`find_root_only` of ``rootfs``, from its file beside the root filesystem when there is one
-    (written the first time, when the folder above is writable)."""
+    """:func:`find_root_only` of ``rootfs``, kept in a file beside it (when the folder above is writable)."""
     rootfs = Path(rootfs)
     kept = rootfs.with_name(rootfs.name + SUFFIX)
     try:

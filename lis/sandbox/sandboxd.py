@@ -1,24 +1,21 @@
 """sandboxd — the supervisor inside every lis sandbox. Standard library only; sent to the sandbox's
 ``python3`` over stdin when the sandbox starts (so it always matches the host's code).
 
-It runs as PID 1 of the sandbox's PID namespace, as the sandbox user, with no capabilities:
-``kill -9 -1`` from the agent cannot reach it, and it reaps orphans. It owns the agent's
-persistent bash session (``cd``, ``export`` and functions persist), enforces the per-command
-timeout and output cap by killing the command's processes (never itself), restarts the shell
-when it dies, reclaims the sandbox when its process limit is exhausted (see ``Shell.run``), and
-serves file operations.
+It runs as PID 1 of the sandbox's PID namespace, as the sandbox user, with no capabilities
+(``kill -9 -1`` from the agent cannot reach it), and reaps orphans. It owns the agent's persistent
+bash session, enforces the per-command timeout and output cap by killing the command's processes
+(never itself), restarts the shell when it dies, reclaims the sandbox when its process limit is
+exhausted (``Shell.run``), and serves file operations.
 
-Protocol on stdin/stdout, one request at a time: a JSON header line, then the payload bytes
-whose lengths the header lists in ``sizes``. Responses have the same shape. Ops: ``exec`` (in
-the persistent shell), ``run`` (a fresh process for one argv, with stdin, cwd, env: ``Runner``),
-``write``, ``read``, ``put_tar``, ``walk``, ``read_range``, ``restart``, ``ping``. Copy-out is
-``walk`` (the entries of a folder) then ``read_range`` chunk by chunk: neither side ever holds a
-whole file or archive in memory (which, inside the sandbox, counts against its memory limit).
+Protocol on stdin/stdout, one request at a time: a JSON header line, then the payload bytes whose
+lengths the header lists in ``sizes``; responses have the same shape. Ops: ``exec`` (persistent
+shell), ``run`` (a fresh process: ``Runner``), ``write``, ``read``, ``put_tar``, ``walk``,
+``read_range``, ``restart``, ``ping``. Copy-out is ``walk`` then ``read_range`` chunk by chunk: no
+side holds a whole file in memory (inside the sandbox that counts against its memory limit).
 
-Memory: the shell and everything it starts get ``oom_score_adj`` 1000, so when the sandbox runs
-out of memory the kernel kills the agent's commands, not sandboxd; where the sandbox's memory
-cgroup is visible (Docker) an OOM kill during a command is counted and the result says
-"out of memory: limit N MB" (``reclaim_note``).
+Memory: the shell and everything it starts get ``oom_score_adj`` 1000, so out of memory the kernel
+kills the agent's commands, not sandboxd; where the memory cgroup is visible (Docker) an OOM kill
+during a command is counted and the result says "out of memory: limit N MB" (``reclaim_note``).
 """
 import io
 import json
@@ -43,10 +40,11 @@ READ_RANGE_MAX = 8 << 20  # the most bytes one ``read_range`` answers with
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
 
 
-def oom_kills():
+def oom_kills(paths=OOM_FILES):
     """How many processes the kernel has killed in this sandbox's memory cgroup for want of memory
-    (its ``oom_kill`` counter), or None where the cgroup is not visible (bubblewrap: the host reads it)."""
-    for path in OOM_FILES:
+    (the ``oom_kill`` counter of the first readable of ``paths``), or None where the cgroup is not
+    visible (bubblewrap: the host reads it)."""
+    for path in paths:
         try:
             with open(path) as f:
                 for line in f:
@@ -181,7 +179,6 @@ class Shell:
         self.workdir, self.env, self.rlimits = workdir, env, rlimits
         self.pids = pids or {}  # {"limit": tasks of this namespace that fit, "name": "pids 128"}
         self.proc = None
-        self.restarts = 0
         self.bg_pgids = set()  # background jobs alive after the previous command (spared by a kill)
         self.carry = (b"", b"")  # output of background jobs that arrived after the previous command ended
         self.start()
@@ -237,7 +234,6 @@ class Shell:
 
     def restart(self):
         killed = self.kill_all()
-        self.restarts += 1
         self.bg_pgids = set()
         self.carry = (b"", b"")
         self.start()
@@ -245,10 +241,9 @@ class Shell:
 
     def exhausted(self):
         """The process limit is (all but) used up: a command could not start its processes. Counted,
-        not guessed from a command's output (which may say anything). A fork bomb at the limit drops
-        below it for ~0.1 s every few seconds (a wave of bash's fork retries gives up and exits), and on
-        a loaded host such a dip can last a few tenths of a second, so a sandbox over half full is
-        watched for up to PIDS_LOOK_S before it is declared fine (only such a sandbox pays the wait)."""
+        not guessed from a command's output (which may say anything). A fork bomb at the limit dips
+        below it now and then (a wave of bash's fork retries gives up), so a sandbox over half full is
+        watched for up to PIDS_LOOK_S before it is declared fine."""
         limit = self.pids.get("limit")
         if not limit or os.getpid() != 1:
             return False  # only as PID 1 of the sandbox do we see (and may kill) every process
@@ -264,16 +259,14 @@ class Shell:
     def run(self, command, timeout, max_output):
         """Run one command in the session; return (response header, (stdout, stderr)).
 
-        The command is eval'd by the shell itself (so its state persists) with stdin from
-        /dev/null; an epilogue of builtins (no fork) prints the exit code, the background jobs
-        and end markers carrying a per-command nonce. On timeout or when the output passes
-        ``max_output`` bytes the command's processes are killed; if the shell does not come back
-        within GRACE_S (or died) it is restarted and the response says so.
+        The shell evals the command (its state persists) with stdin from /dev/null; an epilogue of
+        builtins (no fork) prints the exit code, the background jobs and end markers carrying a
+        per-command nonce. On timeout or past ``max_output`` bytes the command's processes are
+        killed; a shell that does not come back within GRACE_S (or died) is restarted.
 
-        When the sandbox's process limit is exhausted (counted, before the command: it could not
-        start) every other process is killed, the shell restarted, and then the command runs; when it
-        runs out during a command that then fails (the shell exits or hangs, a timeout), the same
-        reclaim follows the command. ``reclaimed``/``reclaim_note`` say what was killed and why.
+        An exhausted process limit (counted before the command) is reclaimed first: every other
+        process killed, the shell restarted; one exhausted during a command that then fails is
+        reclaimed after it. ``reclaimed``/``reclaim_note`` say what was killed and why.
         """
         restarted = False
         reclaimed, note = 0, None
@@ -343,9 +336,8 @@ class Shell:
             reap()
         out, err = streams[self.proc.stdout.fileno()], streams[self.proc.stderr.fileno()]
         exit_code = None
-        # The limit ran out while the command ran: bash retries a failed fork for 15 s, then gives up
-        # and exits; or the command timed out meanwhile. Reclaim now, and say so. (Not from what the
-        # output says: a command may print anything.)
+        # The limit ran out while the command ran (bash gave up retrying a fork, or it timed out):
+        # reclaim now, and say so (counted, not read from the output: a command may print anything).
         exhausted_during = note is None and (reason is not None or not (out.done and err.done)) and self.exhausted()
         if out.done and err.done:
             body = out.body()
@@ -466,8 +458,7 @@ def op_put_tar(h, payload):
 def op_walk(h, _):
     """The entries of the file or folder ``src`` (itself first, then depth-first in name order), one
     JSON line each: ``{"p": path relative to src's parent, "t": "f" | "d" | "l" | "o", "s": size,
-    "m": mode, "l": link target}``. Links are listed, never followed. Past ``max_entries`` the rest
-    are counted (``more``), not listed."""
+    "m": mode, "l": link target}``; links are never followed; past ``max_entries`` only counted."""
     src = h["src"].rstrip("/") or "/"
     limit = int(h.get("max_entries") or WALK_MAX_ENTRIES)
     os.lstat(src)  # FileNotFoundError, PermissionError
@@ -542,17 +533,14 @@ def _wait(proc, timeout):
 
 class Runner:
     """``run``: one fresh process per request, independent of the agent's shell (Inspect's
-    ``exec(argv)``). The program is found through ``PATH`` of the environment it gets; it starts in
-    its own session, with the shell's resource limits and ``oom_score_adj``; stdin is the request's
-    payload (or /dev/null); on timeout or past ``max_output`` bytes of one stream every process of
-    its session is killed. The answer: ``exit_code`` (128+n for a death by signal n), ``timed_out``,
-    ``output_limited``, ``missing`` (no such program: exit 127, as a shell says), ``errno`` 13 when
-    the file is not executable (the host raises PermissionError)."""
+    ``exec(argv)``), in its own session, with the shell's resource limits and ``oom_score_adj``; on
+    timeout or past ``max_output`` bytes of one stream every process of its session is killed. Exit
+    128+n for a death by signal n; a missing program is exit 127 (``missing``), as a shell says."""
 
     def __init__(self, workdir, env, preexec, rlimits):
         self.workdir, self.env = workdir, env
-        # Python runs a preexec_fn in a forked child (~1.5 ms a call); where our own limits already are
-        # the command's (inherited), the child is spawned without one and only its oom_score_adj is set
+        # a preexec_fn forces a slow fork: where our own limits already are the command's (inherited),
+        # the child is spawned without one and only its oom_score_adj is set
         self.preexec = None if all(_own_limit(name) == (v, v) for name, v in rlimits.items()) else preexec
 
     def run(self, h, stdin):
@@ -673,14 +661,12 @@ RUNNER = None
 def main():
     global SHELL, RUNNER
     _non_dumpable()
-    # A signal mask and ignored signals are inherited through fork and exec: a bubblewrap sandbox
-    # started by a host that blocks or ignores SIGINT (a command started with `&` by a script ignores
-    # it) would give the shell a SIGINT it cannot trap, and a timeout or the output cap could no
-    # longer abandon the rest of a command. Everything in the sandbox starts as a fresh Python would.
-    # No handler of our own either: sandboxd is PID 1 of its namespace, and the kernel does not deliver to
-    # a namespace's init a signal it left at its default, unless SIGKILL or SIGSTOP from outside. So the
-    # agent (the same user) cannot end the sandbox with `kill -TERM 1` (a handler that exits made it lose an
-    # answer already written); the host ends it with SIGKILL (container removal, bwrap's parent dying).
+    # A signal mask and ignored signals are inherited through exec: a bubblewrap sandbox started by a
+    # host that blocks or ignores SIGINT (a script's `cmd &`) would give the shell a SIGINT it cannot
+    # trap, and a timeout could no longer abandon the rest of a command. So everything starts as a fresh
+    # Python would. No handler of our own either: the kernel does not deliver to a namespace's init a
+    # signal left at its default (unless SIGKILL/SIGSTOP from outside), so the agent cannot end the
+    # sandbox with `kill -TERM 1`; the host ends it with SIGKILL (container removal, bwrap's parent dying).
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)

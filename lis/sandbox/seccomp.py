@@ -5,18 +5,14 @@
 
 Every other call is allowed: the filter is a deny list, on top of what already confines the agent (a
 non-root user, no capabilities, no new privileges, bubblewrap's ``--disable-userns``). Denied:
+``io_uring_*`` (a large, often-patched kernel surface), the kernel keyring, ``bpf``,
+``perf_event_open``, ``userfaultfd`` (the usual doors of local privilege escalation), namespaces
+(``unshare``, ``setns``, ``clone`` with a namespace flag; ``clone3`` answers ENOSYS so that the C
+library falls back to ``clone``, whose flags the filter can read), and what Docker's default profile
+refuses too (mounts, modules, kexec, reboot, swap, the kernel log, another process's memory, ...).
 
-- ``io_uring_*``: a large, often-patched kernel surface (Docker 20.10's default profile allows it);
-- ``keyctl``, ``add_key``, ``request_key``: the kernel keyring (bubblewrap had no filter at all);
-- ``bpf``, ``perf_event_open``, ``userfaultfd``: the usual doors of local privilege escalation;
-- namespaces (``unshare``, ``setns``, ``clone`` with a namespace flag; ``clone3`` answers ENOSYS so that
-  the C library falls back to ``clone``, whose flags the filter can read), mounts, modules, kexec,
-  reboot, swap, the kernel log, quotas, ``acct``, file handles, ``fanotify``, another process's memory
-  (``process_vm_*``, ``kcmp``), ``vhangup``, x86 port I/O: calls Docker's default profile refuses too.
-
-Calls of another architecture than the host's (32-bit x86 on x86_64) are refused as a whole; so are x32
-calls. The numbers are the kernel's (``asm/unistd_64.h``, ``asm-generic/unistd.h``) for x86_64 and
-aarch64, the architectures lis runs on; elsewhere :func:`bpf_program` raises ``SandboxError``.
+Calls of another architecture than the host's, and x32 calls, are refused as a whole. The numbers are
+the kernel's for x86_64 and aarch64; elsewhere :func:`bpf_program` raises ``SandboxError``.
 """
 from __future__ import annotations
 

@@ -4,11 +4,9 @@
     cancel.check()          # raises Interrupted once cancel.request() was called (e.g. by SIGINT)
     cancel.sleep(2.0)       # a sleep that ends early (raising Interrupted) on cancellation
 
-The signal handler (``lis.sandbox.registry``) calls :func:`request`; the agent loop checks before
-every model and tool call, the sandbox pool before every start, model backends between retries
-and while sampling. :class:`Interrupted` derives from ``BaseException`` so that the many
-``except Exception`` that turn failures into error records never swallow it: an interrupted
-episode is recorded as ``interrupted`` (retried on the next run), never as a finished one.
+The signal handler (``lis.sandbox.registry``) calls :func:`request`. :class:`Interrupted` derives from
+``BaseException`` so that the ``except Exception`` that turn failures into error records never swallow
+it: an interrupted episode is recorded as ``interrupted`` (retried on the next run), never as finished.
 """
 from __future__ import annotations
 

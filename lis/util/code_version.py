@@ -2,10 +2,9 @@
 
     code_version("lis/agent", "lis/sandbox")    # 16 hex digits
 
-Python files count by their syntax tree with docstrings removed (comments, blank lines and
-formatting never reach the tree), every other file by its bytes. Caches of results (the eval
-journal's episodes and scores) are keyed by it, so that a fix to the agent loop re-runs episodes
-and a fix to a scorer re-scores them, while a reworded docstring costs nothing.
+Python files count by their syntax tree with docstrings removed (comments and formatting never reach
+it), other files by their bytes. The eval journal's episodes and scores are keyed by it, so a fix to
+the agent loop re-runs episodes while a reworded docstring costs nothing.
 """
 from __future__ import annotations
 
@@ -40,15 +39,11 @@ def file_digest(path: Path) -> bytes:
 def _files(path: Path, exclude: tuple[str, ...], root: Path = PACKAGE_ROOT) -> list[Path]:
     if path.is_file():
         return [path]
-    out = []
-    for p in sorted(path.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if not p.is_file() or "__pycache__" in p.parts or p.suffix == ".pyc":
-            continue
-        if any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude):
-            continue
-        out.append(p)
-    return out
+    def excluded(rel: str) -> bool:
+        return any(rel == e or rel.startswith(e.rstrip("/") + "/") for e in exclude)
+
+    return [p for p in sorted(path.rglob("*")) if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            and not excluded(p.relative_to(root).as_posix())]
 
 
 def _hash(paths: tuple[str, ...], exclude: tuple[str, ...], root: Path) -> str:

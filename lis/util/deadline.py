@@ -4,13 +4,12 @@
         model.chat(...)                  # a backend gives up at the deadline, or once stopped() is true
 
     deadline.remaining()                 # seconds left in the innermost scope (None: no deadline)
-    deadline.expired() / deadline.stopped()
+    deadline.current()                   # the innermost Scope: .expired(), .is_stopped()
 
-The agent loop opens a scope around every model call with the episode's own deadline and its
-cancellation (a client that left ``lis serve``); model backends read it so that a server trickling
-one byte every few seconds cannot hold an episode past its time (a read timeout is a gap between
-bytes, not a total). Scopes nest: the inner one never outlives the outer one. Thread-local through
-a context variable: a scope covers its own thread (and what is started with its context).
+The agent loop opens a scope around every model call; model backends read it, so that a server
+trickling one byte now and then cannot hold an episode past its time (a read timeout is a gap between
+bytes, not a total). Scopes nest (the inner one never outlives the outer one) and are per thread (a
+context variable).
 """
 from __future__ import annotations
 
@@ -66,13 +65,3 @@ def scope(until: float | None = None, stopped: Callable[[], bool] | None = None)
 def remaining() -> float | None:
     s = _current.get()
     return None if s is None else s.remaining()
-
-
-def expired() -> bool:
-    s = _current.get()
-    return s is not None and s.expired()
-
-
-def stopped() -> bool:
-    s = _current.get()
-    return s is not None and s.is_stopped()

@@ -19,10 +19,8 @@ def hash_obj(obj: Any, n: int = 16) -> str:
 
 
 def hash_tree(root: Path, n: int = 16) -> str:
-    """Hash of every regular file under ``root``: relative path, executable bit and bytes.
-
-    Independent of mtimes and of the order the file system lists entries in.
-    """
+    """Hash of every regular file under ``root`` (relative path, executable bit, bytes), independent of
+    mtimes and of the order the file system lists entries in."""
     h = hashlib.sha256()
     root = Path(root)
     for p in sorted(q for q in root.rglob("*") if q.is_file()):

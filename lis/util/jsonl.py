@@ -7,15 +7,9 @@
   last line (an append-only log, a cache, episodes being written). The skipped lines go to the
   caller's ``skipped`` list when it gives one (it reports them), else they are logged as one warning.
 
-Blank lines are ignored in both modes. Readers:
-
-    read_jsonl(path, mode="strict")                      # [obj, ...]
-    iter_jsonl(text, mode="strict", where=str(path))     # (line number, obj), for rows checked further
-    read_text(path)                                      # the file's text, or one LisError line
-
-Writers: :func:`write_jsonl` (whole file, atomically: temporary file + rename) and
-:func:`append_jsonl` (one line, flushed and fsynced). The eval journal keeps its own writer
-(lis/eval/journal.py: torn-tail repair, locking).
+Blank lines are ignored in both modes. Readers: :func:`read_jsonl`, :func:`iter_jsonl` (line numbers,
+for rows checked further), :func:`read_text`. Writers: :func:`write_jsonl` (whole file, atomically) and
+:func:`append_jsonl` (one line, fsynced).
 """
 from __future__ import annotations
 
@@ -36,11 +30,6 @@ MODES = ("strict", "tolerant")
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"JSONL mode must be 'strict' or 'tolerant', not {mode!r}")
 
 
 def read_text(path: str | Path, *, hint: str | None = None, missing_ok: bool = False) -> str | None:
@@ -79,13 +68,10 @@ def no_constant(name: str) -> Any:
 
 def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
                skipped: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages).
-
-    A line that is not a JSON object: with ``mode="strict"`` a LisError "<where> line <n> is not
-    valid JSON (...)" / "... is not a JSON object"; with ``mode="tolerant"`` it is skipped and
-    (line number, reason) appended to ``skipped``, or, without that list, counted and logged as one
-    warning once the text is read."""
-    _check_mode(mode)
+    """(line number, object) of each non-blank line of ``text`` (``where`` names it in messages); a
+    line that is not a JSON object is handled as ``mode`` says (module docstring)."""
+    if mode not in MODES:
+        raise ValueError(f"JSONL mode must be 'strict' or 'tolerant', not {mode!r}")
     own: list[tuple[int, str]] = []
     bad = own if skipped is None else skipped
     for n, line in enumerate(text.splitlines(), 1):
@@ -112,8 +98,8 @@ def iter_jsonl(text: str, *, mode: Mode, where: str, hint: str | None = None,
 
 def read_jsonl(path: str | Path, *, mode: Mode, hint: str | None = None, missing_ok: bool = False,
                skipped: list[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
-    """The objects of a JSONL file (see :func:`iter_jsonl` for ``mode``). A missing or unreadable
-    file is one LisError line in both modes; ``missing_ok``: a missing file has no objects."""
+    """The objects of a JSONL file; a missing or unreadable file is one LisError line in both modes
+    (``missing_ok``: a missing file has no objects)."""
     text = read_text(path, hint=hint, missing_ok=missing_ok)
     if text is None:
         return []
@@ -133,9 +119,8 @@ def finite(obj: Any) -> Any:
 
 
 def dumps_line(record: Any, *, default: Any = str) -> str:
-    """One JSONL line (with its newline) of ``record``: UTF-8 kept (``ensure_ascii=False``), key order
-    kept, values JSON does not know through ``default``, never unencodable (lone surrogates escaped),
-    strict (a number that is not finite is null: :func:`finite`)."""
+    """One JSONL line (with its newline) of ``record``: UTF-8 and key order kept, values JSON does not
+    know through ``default``, never unencodable, strict (:func:`finite`)."""
     return safe_text(json.dumps(finite(record), ensure_ascii=False, default=default, allow_nan=False) + "\n")[0]
 
 
@@ -156,8 +141,8 @@ def write_jsonl(path: str | Path, records: Iterable[Any], *, default: Any = str)
 
 
 def append_jsonl(path: str | Path, record: Any, *, default: Any = str) -> None:
-    """Append one record as a line and flush it to disk (a crash loses nothing that finished; a crash
-    mid-write leaves a torn last line, which a ``tolerant`` reader skips)."""
+    """Append one record as a line, fsynced (a crash mid-write leaves a torn last line, which a
+    ``tolerant`` reader skips)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dumps_line(record, default=default)

@@ -7,16 +7,11 @@
     __all__ = sorted(EXPORTS)
     __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
 
-Why lazily: importing ``lis.sandbox.labels`` runs ``lis/sandbox/__init__.py`` first. An ``__init__``
-that imported the pool, the backends and Docker's client would make every such import pay for them,
-and would make them code that every pipeline stage touching the package runs — so that an edit to
-the pool re-runs stages that never start a sandbox. Here the package's ``__init__`` imports nothing;
-``from lis.sandbox import SandboxPool`` loads ``lis.sandbox.pool`` when the name is asked for.
-
-The modules are loaded with :func:`importlib.import_module`, which static import graphs (grimp,
-import-linter) do not see; :mod:`lis.pipeline.code_deps` reads ``EXPORTS`` instead, so that a stage
-importing a public name still depends on the module defining it (and on nothing else the package
-exports).
+Why lazily: importing ``lis.sandbox.labels`` runs ``lis/sandbox/__init__.py`` first; an ``__init__``
+that imported the pool and the backends would make every such import pay for them, and make them code
+of every pipeline stage touching the package (an edit to the pool would re-run stages that never start
+a sandbox). Static import graphs do not see these loads: :mod:`lis.pipeline.code_deps` reads
+``EXPORTS`` instead.
 """
 from __future__ import annotations
 

@@ -4,10 +4,8 @@
     write_parquet(frame, path)             # atomically (temporary file + rename), byte-stable
     parquet_beside(Path("turns.jsonl"))    # turns.parquet: where a stage puts the frame of its records
 
-The bytes depend only on the frame: the writer's options are fixed here (zstd level 3, column
-statistics, one row group up to 512k rows), the file holds no timestamp (its footer names the polars
-version, ``created_by``), and the rows are written in the frame's order, so the same records give
-the same file (tests/analysis/test_record_frames.py writes it twice and compares the bytes).
+The bytes depend only on the frame (and the polars version): the writer's options are fixed here, the
+file holds no timestamp, and the rows keep the frame's order, so the same records give the same file.
 """
 from __future__ import annotations
 

@@ -17,11 +17,8 @@ log = logging.getLogger(__name__)
 
 def run_logged(cmd: Sequence[str], *, timeout: float, what: str, env: dict | None = None,
                cwd: str | None = None, logger: logging.Logger = log) -> None:
-    """Run ``cmd``; every output line goes to ``logger.debug`` (the stage's log file).
-
-    On a non-zero exit or after ``timeout`` seconds (the whole process group is killed) raise
-    LisError naming ``what`` and quoting the last output lines.
-    """
+    """Run ``cmd``, every output line to ``logger.debug``. On a non-zero exit or after ``timeout``
+    seconds (the process group is killed) raise LisError naming ``what`` and quoting the last lines."""
     tail: collections.deque[str] = collections.deque(maxlen=8)
     full_env = None if env is None else {**os.environ, **env}
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env, cwd=cwd,

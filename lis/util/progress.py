@@ -23,8 +23,8 @@ _stopped: list = []  # what a command says when a signal stops it, instead of "i
 
 
 def when_stopped(line) -> None:
-    """``line()`` (a callable giving one line) is what this process says when SIGINT or SIGTERM stops it: for
-    a command whose normal end is a signal (a server), "interrupted; run again to resume" would be wrong."""
+    """``line()`` is what this process says when a signal stops it: for a command whose normal end is a
+    signal (a server), "interrupted; run again to resume" would be wrong."""
     _stopped[:] = [line]
 
 

@@ -1,8 +1,6 @@
-"""The sandbox's disk quotas against its memory: the rule params validation applies (lis.params),
-kept here so that reading params does not import the sandbox package (every stage reads params;
-only some run sandboxes). The defaults are the ``sandbox.limits`` model's (lis.config.sandbox); the
-params loader passes them from the schema it has read (generated from that model), so that reading
-params builds no model."""
+"""The sandbox's disk quotas against its memory: the rule params validation applies (lis.params), kept
+here so that reading params imports neither the sandbox package nor (the loader passes the defaults from
+its schema) the ``sandbox.limits`` model."""
 from __future__ import annotations
 
 QUOTA_KEYS = ("testbed_mb", "tmp_mb", "home_mb", "var_tmp_mb", "reserve_mb")
@@ -13,7 +11,7 @@ def quota_problem(limits: dict, defaults: dict | None = None) -> str | None:
     processes exceed the memory limit, or None when they fit (missing keys take ``defaults``, else
     the model's)."""
     if defaults is None:
-        from lis.config.sandbox import Limits  # lazy: the models cost ~0.2 s to import
+        from lis.config.sandbox import Limits  # lazy: the models are slow to import
 
         defaults = Limits().model_dump()
     d = {**defaults, **limits}

@@ -10,14 +10,10 @@ clients that talk to model servers (``OpenAIChatModel``, ``VLLMTokenEngine``).
     result = with_retries(once, attempts=6, backoff=backoff, what="model m at http://host/v1", log=log,
                           give_up=lambda reason, n: ModelError(f"...: {reason}; gave up after {n} attempts"))
 
-Every attempt starts with :func:`lis.util.cancel.check` and every wait is a
-:func:`lis.util.cancel.sleep`: after Ctrl-C no new attempt is made. Any other exception an attempt
-raises goes through at once (it is not retried). A *quick* failure (a refused connection, an unknown
-host: nothing listens there) gives up after ``quick_attempts`` of them, with at most ``quick_max_s``
-between tries, so that a wrong URL fails in seconds rather than after the whole backoff.
-
-A client whose settings name no first wait takes :func:`default_backoff_s`: ``$LIS_BACKOFF_S`` when
-set (0: no waits, as the tests run), else 1 s.
+After Ctrl-C no new attempt is made (:mod:`lis.util.cancel`); any other exception goes through at once.
+A *quick* failure (nothing listens at the address) gives up after ``quick_attempts``, so that a wrong
+URL fails in seconds rather than after the whole backoff. The first wait of a client whose settings
+name none: :func:`default_backoff_s` (``$LIS_BACKOFF_S``, 0 in the tests).
 """
 from __future__ import annotations
 
@@ -40,8 +36,8 @@ MAX_BACKOFF_ENV_S = 3600.0
 
 
 def backoff_from_env() -> float | None:
-    """``$LIS_BACKOFF_S`` in seconds, or None when it is unset or empty. Raises LisError (one line) for
-    a value that is not a number of seconds from 0 to 3600."""
+    """``$LIS_BACKOFF_S`` in seconds, or None when it is unset or empty; LisError for a value that is not
+    a number of seconds from 0 to 3600."""
     raw = os.environ.get(BACKOFF_ENV, "").strip()
     if not raw:
         return None
@@ -57,16 +53,14 @@ def backoff_from_env() -> float | None:
 
 
 def default_backoff_s() -> float:
-    """The first wait before a retry for a client whose settings name none: ``$LIS_BACKOFF_S`` when set,
-    else 1 s (raises LisError for a bad value, see :func:`backoff_from_env`)."""
+    """The first wait before a retry for a client whose settings name none: ``$LIS_BACKOFF_S``, else 1 s."""
     value = backoff_from_env()
     return DEFAULT_BACKOFF_S if value is None else value
 
 
 class TryAgain(Exception):
-    """Raised by an attempt that failed in a way another attempt may not: ``reason`` in words (it
-    goes into the log and the give-up error), the server's ``Retry-After`` in seconds when it sent
-    one, ``quick`` for a failure that is retried only briefly (nothing listens at the address)."""
+    """Raised by an attempt that another attempt may fix: ``reason`` in words (for the log and the
+    give-up error), the server's ``Retry-After`` seconds, ``quick``: retried only briefly."""
 
     def __init__(self, reason: str, *, retry_after: float | None = None, quick: bool = False):
         super().__init__(reason)
@@ -98,11 +92,9 @@ def with_retries(once: Callable[[], T], *, attempts: int, backoff: Backoff, give
                  too_late: Callable[[str], Exception] | None = None) -> T:
     """``once()``'s result, calling it again (after a wait) each time it raises :class:`TryAgain`, at
     most ``attempts`` times in all (and at most ``quick_attempts`` quick failures, waiting at most
-    ``quick_max_s`` after one). Each retry is logged as a warning "<what>: <reason> (attempt i/n);
-    retrying in s". After the last attempt raises ``give_up(reason, attempts made)``; with a deadline
-    ``until`` (``time.monotonic()`` seconds), a wait that would end past it raises ``too_late(reason)``
-    instead (default: ``give_up``). Raises ``cancel.Interrupted`` once cancelled, and whatever else
-    ``once`` raises, unchanged."""
+    ``quick_max_s`` after one); each retry is logged as a warning. After the last attempt raises
+    ``give_up(reason, attempts made)``; a wait that would end past ``until`` (monotonic seconds)
+    raises ``too_late(reason)`` instead (default: ``give_up``)."""
     attempt, quick = 1, 0
     while True:
         cancel.check()

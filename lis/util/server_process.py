@@ -6,30 +6,24 @@
     ...                             # every later ensure() of the same name in this process returns srv
     server_process.release_all()    # also at exit, on SIGINT/SIGTERM, after an exception
 
-Health first: a server that already answers is reused and never stopped by us (the user's own
-server, or one another lis process started). Otherwise the command starts in its own session
-(process group), its stdout/stderr go to ``<state_dir>/<name>.log``, and we wait for the health
-URL; a server that exits, or does not answer within ``startup_timeout_s``, is one LisError naming
-the command and its log.
+A server that already answers its health URL is reused and never stopped by us (the user's own, or
+another lis process's). Otherwise the command starts in its own process group, logging to
+``<state_dir>/<name>.log``; one that exits, or does not answer within ``startup_timeout_s``, is one
+LisError naming the command and its log.
 
-Across processes (Snakemake jobs at once): ``<state_dir>/<name>.lock`` serialises the check-and-start
-and the stop; every process that uses the server holds a shared lock on ``<name>.users`` while it
-does; ``<name>.pid`` records a server that lis started. The last user out (the one that can take
-``<name>.users`` exclusively) stops a server that lis started, whoever started it; a server without
-a ``.pid`` file (the user's) is never stopped. The kernel releases the locks of a process that
-dies, so a process killed with SIGKILL does not keep a server alive for others; the server itself
-then runs until the next lis process that uses it ends.
+Across processes (Snakemake jobs at once), in ``state_dir``: ``<name>.lock`` serialises the
+check-and-start and the stop; every user holds a shared lock on ``<name>.users``; ``<name>.pid``
+records a server lis started, with its command and ``identity`` (the weights' fingerprint): one
+started for other weights or another command is restarted, never reused. The last user out (the one
+that can lock ``.users`` exclusively) stops a server lis started, whoever started it; one without a
+``.pid`` file (the user's) is never stopped. The kernel drops a dead process's locks, so a SIGKILLed
+user keeps no server alive for others.
 
-Lingering (``linger_s`` > 0): the last user out leaves a server lis started running for that many
-seconds, so the next job of the same model (another Snakemake job, moments later) reuses it instead
-of loading the weights again. A detached reaper (``python -m lis.util.server_process reap``) stops
-it once nobody has used it for ``linger_s``. ``identity`` (the weights' fingerprint) and the command
-are recorded in ``<name>.pid``: a server lis started whose weights or command differ from what a later
-``ensure`` with an ``identity`` asks is stopped and started afresh, never reused. A cancelled process (SIGINT/SIGTERM)
-stops its servers at once, lingering or not.
-
-Exit paths: :func:`release_all` runs at exit (atexit), and a SIGINT/SIGTERM handler chained in front
-of the process's own (``lis.sandbox.registry``'s) releases before a second signal's hard exit.
+``linger_s`` > 0: the last user out leaves the server up that long, so the next job of the same model
+reuses it instead of loading the weights again; a detached reaper (``python -m lis.util.server_process
+reap``) stops it once idle. A cancelled process (SIGINT/SIGTERM) stops its servers at once. Exit paths:
+:func:`release_all` at exit (atexit), and a SIGINT/SIGTERM handler chained in front of the process's own
+(``lis.sandbox.registry``'s) that releases before a second signal's hard exit.
 """
 from __future__ import annotations
 
@@ -139,8 +133,8 @@ class Server:
         return self.state_dir / f"{self.name}{suffix}"
 
     def release(self, linger: bool = True) -> None:
-        """Stop using the server. When this process is its last user and lis started it: stop it, or
-        with ``linger_s`` (and ``linger``, and no cancel) leave it to a reaper that stops it later."""
+        """Stop using the server; the last user of a server lis started stops it, or with ``linger_s``
+        (and ``linger``, and no cancel) leaves it to a reaper."""
         if self._users_fd is None:
             return
         with _flock(self._file(".lock"), fcntl.LOCK_EX):
@@ -252,9 +246,8 @@ def _spawn_reaper(srv: Server) -> None:
 
 
 def reap(state_dir: Path, name: str, poll_s: float = 5.0) -> None:
-    """The reaper's loop: stop the server ``name`` when its record says it has been idle for its
-    ``linger_s`` and nobody uses it; return at once when it is gone or in use again (the next last
-    user out starts another reaper)."""
+    """The reaper's loop: stop the server ``name`` once idle for its ``linger_s`` with nobody using it;
+    return when it is gone or in use again (the next last user out starts another reaper)."""
     pid_file, lock = Path(state_dir) / f"{name}.pid", Path(state_dir) / f"{name}.lock"
     while True:
         rec = _read_pid(pid_file)
@@ -332,8 +325,7 @@ def in_use(name: str) -> bool:
 
 
 def release(name: str) -> None:
-    """Release the server ``name`` (stopping it, or leaving it to linger, when this process is its
-    last user and lis started it)."""
+    """Release the server ``name`` (see :meth:`Server.release`)."""
     with _lock:
         srv = _servers.pop(name, None)
     if srv is not None:
@@ -341,8 +333,7 @@ def release(name: str) -> None:
 
 
 def release_all(linger: bool = True) -> None:
-    """Release every server this process uses (stopping those it is the last user of, or leaving
-    them to linger; ``linger=False``: stop them now)."""
+    """Release every server this process uses (``linger=False``: stop them now)."""
     with _lock:
         servers = list(_servers.values())
         _servers.clear()
@@ -354,9 +345,8 @@ def release_all(linger: bool = True) -> None:
 
 
 def _chain_signal_handlers() -> None:
-    """Release the servers on SIGINT/SIGTERM, then run the handler that was there (main thread only).
-    The first signal lets the process unwind (its exit paths release); a second one may end the
-    process at once (``os._exit``), so it releases first."""
+    """On SIGINT/SIGTERM run the handler that was there (main thread only), releasing the servers first
+    when nothing unwinds the process: a second signal may end it at once (``os._exit``), or no handler."""
     global _chained
     if _chained or threading.current_thread() is not threading.main_thread():
         return

@@ -6,10 +6,8 @@
     ...                                           # wait on the futures as with ThreadPoolExecutor
     ex.shutdown(wait=True)
 
-``ThreadPoolExecutor`` gives the next item to whichever thread is free first, so which items run
-side by side depends on timing; here it depends on the submission order alone (what the
-deterministic rollout mode needs, :mod:`lis.models.lockstep`). ``shutdown(cancel_futures=True)``
-cancels what has not started, as ``ThreadPoolExecutor`` does.
+``ThreadPoolExecutor`` gives the next item to whichever thread is free first; here which items run
+side by side depends on the submission order alone (the deterministic mode, :mod:`lis.models.lockstep`).
 """
 from __future__ import annotations
 

@@ -8,9 +8,8 @@ Student-t intervals. Deterministic: every resampling takes a seed or a seeded ge
     sign_flip_p(paired_differences, seed=0)         # two-sided permutation p-value of their mean
     t_interval(values), t_quantile(df)              # Student-t 95% interval over a few repeats
 
-The unit of every resampling is what the caller passes as a row: a task's mean over its repeats
-(repeats of a task stay together), a task's per-cluster sums (cluster bootstrap), a paired
-difference (paired bootstrap), or an episode.
+The unit of every resampling is what the caller passes as a row (a task's mean over its repeats, a
+task's per-cluster sums, a paired difference, or an episode).
 """
 from __future__ import annotations
 
@@ -21,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-# scipy.stats is imported where it is used: it takes a second or more to import, and every `lis`
-# command imports this module (through eval metrics) while few of them compute an interval.
+# scipy.stats is imported where it is used: it is slow to import, and every `lis` command imports this
+# module (through eval metrics) while few compute an interval.
 CONFIDENCE = 0.95
 EXACT_SIGN_FLIPS = 20  # at most this many non-zero differences: all 2**n sign patterns, else random ones
 
@@ -47,13 +46,9 @@ def percentile_ci(replicates: np.ndarray | None) -> list[float] | None:
 
 def bootstrap_ratios(num: np.ndarray, den: np.ndarray, *, rng: np.random.Generator, b: int,
                      batch: int | None = 256) -> np.ndarray:
-    """(b, k) bootstrap replicates of sum(num[:, j]) / sum(den) over rows resampled with replacement.
-
-    A row is the unit: an episode, or a task's sums over its episodes (the cluster bootstrap). The
-    rows of ``num`` and ``den`` are resampled together (``scipy.stats.bootstrap(paired=True)``); a
-    replicate whose denominator sums to 0 is NaN. A 1-D ``num`` gives (b,) replicates. One row: every
-    replicate is its ratio (the exact bootstrap distribution); none: all NaN. Whether fewer than 2
-    units make an interval is the caller's decision."""
+    """(b, k) bootstrap replicates of sum(num[:, j]) / sum(den) over rows (units) resampled together
+    with replacement; a replicate whose denominator sums to 0 is NaN. A 1-D ``num`` gives (b,)
+    replicates. One row: every replicate is its ratio (the exact bootstrap distribution); none: NaN."""
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     flat = num.ndim == 1
@@ -92,9 +87,8 @@ ACCURACY_CI_RESAMPLES = 2000  # the accuracy interval of an eval job (metrics.js
 
 
 def accuracy_ci(item_means: Sequence[float]) -> list[float] | None:
-    """The 95% interval of an eval's accuracy: a bootstrap over items (each item's mean over its
-    repeats, so the repeats of an item stay together), seed 0. ``lis eval run``'s metrics.json
-    and the ``ci95`` metric of the lis Inspect tasks both report this."""
+    """The 95% interval of an eval's accuracy (metrics.json, the lis Inspect tasks' ``ci95``): a bootstrap
+    over items (each item's mean over its repeats), seed 0."""
     return bootstrap_mean_ci(item_means, seed=0, n_resamples=ACCURACY_CI_RESAMPLES)
 
 
@@ -114,11 +108,10 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int = 0, n_resamples: int =
 
 
 def sign_flip_p(diffs: Sequence[float], seed: int = 0, n_resamples: int = 20000) -> float | None:
-    """Two-sided p-value of the mean paired difference under random sign flips
-    (``scipy.stats.permutation_test``, ``permutation_type="samples"`` on one sample flips signs):
-    the share of sign patterns whose |sum| reaches the observed |sum|. Zero differences carry no sign
-    and are left out; exact (all 2**n patterns) up to 20 non-zero ones, else ``n_resamples`` seeded
-    random patterns with the (hits + 1) / (n + 1) estimate. None without differences, 1.0 when all are 0."""
+    """Two-sided p-value of the mean paired difference under random sign flips: the share of sign
+    patterns whose |sum| reaches the observed |sum|. Zero differences carry no sign and are left out;
+    exact up to EXACT_SIGN_FLIPS non-zero ones, else ``n_resamples`` seeded random patterns. None
+    without differences, 1.0 when all are 0."""
     nonzero = np.asarray([float(d) for d in diffs if d != 0], dtype=float)
     if not nonzero.size:
         return 1.0 if len(diffs) else None
@@ -142,9 +135,8 @@ def t_quantile(df: int, q: float = (1 + CONFIDENCE) / 2) -> float:
 
 
 def t_interval(values: Sequence[float], floor: float | None = None) -> dict:
-    """Mean, sample standard deviation, n and the 95% Student-t interval (df n - 1) of ``values``
-    (interval None when n < 2). ``floor``: the least value the quantity can take (0 for a rate); an
-    interval bound below it is raised to it (with 2-3 noisy repeats a rate's interval can reach below 0)."""
+    """Mean, sample standard deviation, n and the 95% Student-t interval of ``values`` (None when n < 2);
+    a lower bound below ``floor`` (the least value the quantity can take, 0 for a rate) is raised to it."""
     xs = [float(v) for v in values]
     n = len(xs)
     if not n:

@@ -2,11 +2,9 @@
 
 A model's output can hold what no UTF-8 file, pipe or socket accepts: a lone surrogate
 (``"\\udcff"`` is valid JSON, and ``json.loads`` turns it into a str that cannot be encoded), or
-bytes that are not UTF-8 at all. Such text used to crash whatever encoded it next (the sandbox
-request, the editor's write, the journal, a served trajectory). So every piece of model output is
-made safe where it enters lis (:func:`safe_result`, applied by the agent loop, the vanilla path
-and the backends that decode bytes), and the number of replacements goes into the trajectory
-(``Step.invalid_text``, ``Trajectory.invalid_text``):
+bytes that are not UTF-8 at all, which would crash whatever encodes it next. So model output is made
+safe where it enters lis (:func:`safe_result`), and the number of replacements goes into the
+trajectory (``Step.invalid_text``, ``Trajectory.invalid_text``):
 
     text, n = safe_text("a\\udcffb")        # ("a\\ufffdb", 1)
     msg, n = safe_message(result.message)  # content, reasoning, tool-call names, arguments (keys too)
@@ -19,17 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Callable
 
 REPLACEMENT = "\ufffd"
 _R_BYTES = REPLACEMENT.encode()
 
 
 def safe_text(value: str | bytes | bytearray) -> tuple[str, int]:
-    """(``value`` as valid Unicode, how many invalid pieces were replaced by U+FFFD).
-
-    A str: lone surrogates are replaced (a valid pair is joined). Bytes: decoded as UTF-8, each
-    undecodable piece replaced."""
+    """(``value`` as valid Unicode, how many invalid pieces were replaced by U+FFFD): a str's lone
+    surrogates (a valid pair is joined), or the undecodable pieces of UTF-8 bytes."""
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value)
         try:
@@ -51,13 +47,7 @@ def safe_value(value: Any) -> tuple[Any, int]:
     if isinstance(value, (str, bytes, bytearray)):
         return safe_text(value)
     if isinstance(value, dict):
-        out, n = {}, 0
-        for k, v in value.items():
-            k2, a = safe_text(k) if isinstance(k, (str, bytes, bytearray)) else (k, 0)
-            v2, b = safe_value(v)
-            out[k2] = v2
-            n += a + b
-        return (out, n) if n else (value, 0)
+        return _safe_dict(value)
     if isinstance(value, (list, tuple)):
         items, n = [], 0
         for v in value:
@@ -66,6 +56,18 @@ def safe_value(value: Any) -> tuple[Any, int]:
             n += a
         return (type(value)(items), n) if n else (value, 0)
     return value, 0
+
+
+def _safe_dict(d: dict, fix: Callable[[Any, Any], tuple[Any, int]] | None = None) -> tuple[dict, int]:
+    """``d`` with its keys made safe and each value by ``fix(key, value)`` (default: :func:`safe_value`);
+    the same object when nothing was replaced."""
+    out, n = {}, 0
+    for k, v in d.items():
+        k2, a = safe_text(k) if isinstance(k, (str, bytes, bytearray)) else (k, 0)
+        v2, b = fix(k, v) if fix else safe_value(v)
+        out[k2] = v2
+        n += a + b
+    return (out, n) if n else (d, 0)
 
 
 def safe_arguments(arguments: Any) -> tuple[Any, int]:
@@ -88,26 +90,16 @@ def safe_arguments(arguments: Any) -> tuple[Any, int]:
 
 
 def safe_message(message: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """An assistant message (OpenAI format) with all its text made safe: content (a str or parts),
-    reasoning, every other string field, and each tool call's id, name and arguments (keys and
-    values, also when escaped inside the arguments' JSON). Returns (message, replacements); the
-    message is the same object when nothing was replaced."""
-    out: dict[str, Any] = {}
-    n = 0
-    for key, value in message.items():
-        k2, a = safe_text(key) if isinstance(key, (str, bytes, bytearray)) else (key, 0)
+    """(an assistant message (OpenAI format) with all its text made safe, the replacements): every field,
+    and each tool call's arguments also when escaped inside their JSON; the same object when none."""
+    def fix(key: Any, value: Any) -> tuple[Any, int]:
         if key == "tool_calls" and isinstance(value, list):
-            calls, b = [], 0
-            for call in value:
-                c, m = _safe_call(call)
-                calls.append(c)
-                b += m
-            v2 = calls if b else value
-        else:
-            v2, b = safe_value(value)
-        out[k2] = v2
-        n += a + b
-    return (out, n) if n else (message, 0)
+            calls = [_safe_call(call) for call in value]
+            n = sum(m for _, m in calls)
+            return ([c for c, _ in calls] if n else value), n
+        return safe_value(value)
+
+    return _safe_dict(message, fix)
 
 
 def _safe_call(call: Any) -> tuple[Any, int]:
@@ -116,13 +108,7 @@ def _safe_call(call: Any) -> tuple[Any, int]:
     out, n = {}, 0
     for key, value in call.items():
         if key == "function" and isinstance(value, dict):
-            fn, b = {}, 0
-            for fk, fv in value.items():
-                fk2, c = safe_text(fk) if isinstance(fk, (str, bytes, bytearray)) else (fk, 0)
-                fv2, d = safe_arguments(fv) if fk == "arguments" else safe_value(fv)
-                fn[fk2] = fv2
-                b += c + d
-            out[key] = fn if b else value
+            out[key], b = _safe_dict(value, lambda k, v: safe_arguments(v) if k == "arguments" else safe_value(v))
         elif key == "arguments":  # a flat call
             out[key], b = safe_arguments(value)
         else:

@@ -135,11 +135,8 @@ def _build_rootfs(spec: ImageSpec, dest: Path, deadline: float) -> Path:
 
 
 def import_rootfs(client, spec: ImageSpec, rootfs: Path, deadline: float) -> str:
-    """``docker import`` a root filesystem with the Dockerfile's config; return the image id.
-
-    The tar is written in name order with numeric owners and clamped mtimes, so that equal
-    trees give equal layers.
-    """
+    """``docker import`` a root filesystem with the Dockerfile's config; return the image id. The tar
+    is in name order with numeric owners and clamped mtimes, so that equal trees give equal layers."""
     repo, tag = spec.tag.split(":")
     changes = spec.image_config() + [f"LABEL lis.image=true lis.build=bootstrap lis.content={spec.content_hash}"]
     tar = subprocess.Popen(["tar", "--sort=name", "--numeric-owner", "--mtime=@0", "--clamp-mtime", "--xattrs",

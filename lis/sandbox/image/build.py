@@ -197,7 +197,6 @@ def ensure_image(section: dict, root: Path, force: bool = False, inspect: bool =
     }
 
 
-
 def prune_images(section: dict, root: Path, dry_run: bool = False) -> list[str]:
     """Remove lis-built images (label lis.image=true) and kept root filesystems other than the
     current params' ones."""

@@ -17,20 +17,14 @@ from lis.errors import ParamsError
 from lis.util.hashing import hash_obj, hash_tree
 
 NOT_CONTENT = ("name", "keep_rootfs", "timeout_s", "build")
-# Bump when the builder changes what it puts into an image (labels, config): a new tag, a rebuild.
-# 2: images are labelled lis.image=true (containers inherit image labels; lis.managed marks sandboxes only)
-IMAGE_FORMAT = 2
+IMAGE_FORMAT = 2  # bump when the builder changes what it puts into an image (labels, config): a new tag
 HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
 REQUIRED_FILES = ("Dockerfile", "apt-packages.txt", "bootstrap-packages.txt", "requirements.txt", "setup-rootfs.sh")
 
 
 def _read_list(path: Path) -> list[str]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            out.append(line)
-    return out
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line]
 
 
 @dataclass(frozen=True)
@@ -53,11 +47,7 @@ class ImageSpec:
         """Hash of the context folder, the content params and the build path (computed once)."""
         content = {k: v for k, v in self.section.items() if k not in NOT_CONTENT}
         content.pop("context", None)  # where the folder is does not matter, what is in it does
-        if self.build_path == "dockerfile":
-            drop = ("suite", "mirror")
-        else:
-            drop = ("base_image",)
-        for k in drop:
+        for k in ("suite", "mirror") if self.build_path == "dockerfile" else ("base_image",):
             content.pop(k, None)
         certs = {p.name: hash_obj(p.read_text(errors="replace")) for p in self.ca_cert_files()}
         return hash_obj({"files": hash_tree(self.context), "params": content, "path": self.build_path,
