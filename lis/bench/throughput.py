@@ -1,24 +1,14 @@
 """Queries per minute, vanilla vs sandbox, against one model endpoint (``lis throughput``).
 
 A fixed task list runs through the real agent (:func:`lis.agent.episode.run_task`; sandbox mode
-through a real sandbox pool) at a fixed concurrency, once per mode per repeat; modes alternate
-order between repeats (vanilla first on even repeats, last on odd ones) so that a drift of the
-endpoint over time does not favour one mode; ``warmup`` untimed episodes per mode go first (the
-first call to a model pays for loading it). Episodes are fresh: no journal is read or written.
+through a real sandbox pool) at a fixed concurrency, once per mode per repeat, after ``warmup``
+untimed episodes per mode; modes alternate order between repeats so that a drift of the endpoint
+does not favour one mode. Episodes are fresh: no journal is read or written.
 
-For each run (one mode, one repeat):
-
-    QPM        = completed queries / (wall seconds / 60)
-    wall       = from the first submission to the end of the last episode
-    completed  = episodes that ended by the model's doing (submitted, answered, out of turns or
-                 tokens, timed out); infrastructure errors are counted apart and a run with more
-                 than ``max_error_share`` of them fails instead of publishing a number
-    tokens/s   = generated tokens / wall seconds (output), and sum_k (p_k + c_k) / wall (processed)
-
-Per mode: the mean over repeats with n and a 95% Student-t interval (its lower bound no less
-than 0); the ratio of a mode to vanilla is the geometric mean over repeats of the per-repeat
-ratio QPM_mode / QPM_vanilla (paired by repeat), its 95% interval a Student-t interval on the
-logarithms (docs/efficiency.md); the ratio of the mean QPMs is reported beside it.
+QPM = completed queries / (wall seconds / 60); infrastructure errors are counted apart, and a run
+with more than ``max_error_share`` of them fails instead of publishing a number. Per mode: the mean
+over repeats with a Student-t interval; mode/vanilla is the geometric mean of the per-repeat ratios
+(docs/efficiency.md defines every number).
 """
 from __future__ import annotations
 

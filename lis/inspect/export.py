@@ -4,18 +4,12 @@
     lis export inspect data/eval --out inspect_logs                       # every job below a folder
     inspect view --log-dir inspect_logs
 
-A job folder (``data/eval/<model>/<domain>/<mode>``: ``trajectories.jsonl`` with rewards, and
-``metrics.json``) becomes one ``.eval`` log written with Inspect's own log API
-(``write_eval_log``): the task is the lis Inspect task of the domain (``lis/math``, ...) with the
-job's mode, the model ``lis/<model>``; one sample per episode (epoch = repeat + 1) with the first-turn
-prompt as input, the task's ground truth as target (from the task file, default
-``data/tasks/<domain>.jsonl`` of the project), the whole conversation as messages (tool calls and
-observations), the score (lis's value, the scorer's name, what it extracted and its details),
-model usage, times (total: the episode's wall time; working: model plus tool time), the
-episode summary in the store (``lis:trajectory``, as the Inspect solver keeps it), and a model
-event and tool events per turn for the transcript. Episodes that ended in an infrastructure error
-are samples with an error. The results are the job's own metrics.json numbers (accuracy and its
-``ci95``), so the viewer shows what lis's report shows.
+A job folder (``data/eval/<model>/<domain>/<mode>``) becomes one ``.eval`` log written with
+Inspect's own ``write_eval_log``: the domain's lis task with the job's mode, the model
+``lis/<model>``, one sample per episode (epoch = repeat + 1) with its conversation, score, usage,
+times, ``lis:trajectory`` summary and transcript events; an infrastructure error is a sample with an
+error. The results are the job's own metrics.json numbers, so the viewer shows what lis's report
+shows.
 """
 from __future__ import annotations
 

@@ -2,17 +2,12 @@
 Inspect can call.
 
     inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=sandbox -T profile=full
-    inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=vanilla -T profile=full
     inspect eval lis/long_context -T mode=sandbox_inline --model ollama/qwen3:4b
     inspect eval lis/physics --model openai/gpt-4o --model-role judge=openai/gpt-4o-mini
 
-Tasks (Table 2's columns, and the learning check's held-out set): ``lis/math`` (AIME 2025),
-``lis/physics`` (UGPhysics), ``lis/chemistry`` (ChemBench4K), ``lis/biomed`` (MedXpertQA),
-``lis/long_context`` (AA-LCR), ``lis/instruct_follow`` (IFBench) and ``lis/held_out_context`` (the
-held-out context tasks of ``tasks.context``, documents as files). Each takes the parameters of
-:func:`lis_task`. Registered through the ``inspect_ai`` entry point (``lis.inspect._registry``),
-as the ``lis`` sandbox provider is. Building a task reads data (offline samples, a task file, or
-the hub when ``source=hub``); importing this module reads nothing.
+One task per domain of Table 2, plus ``lis/held_out_context`` (the learning check's held-out set),
+each taking the parameters of :func:`lis_task`; registered through the ``inspect_ai`` entry point
+(``lis.inspect._registry``). Building a task reads data; importing this module reads nothing.
 """
 from __future__ import annotations
 
