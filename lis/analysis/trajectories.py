@@ -3,10 +3,8 @@ the behaviour and efficiency stages.
 
     inputs, records = read_trajectories(paths, what="behaviour input", convert=lambda d, where: ...)
 
-A job folder stands for its ``trajectories.jsonl``. A missing file, a folder without one, an
-unreadable file or a line that is not a trajectory record is a one-line error naming the file (and
-line). ``inputs`` says what was read — path, sha256 and number of records per file — for the
-analysis's provenance.
+A job folder stands for its ``trajectories.jsonl``; anything unreadable is a one-line error naming
+the file (and line). ``inputs`` (path, sha256, records per file) is the analysis's provenance.
 """
 from __future__ import annotations
 

@@ -3,13 +3,10 @@
     tasks = load_task_set(params, "math", source="samples")          # lis Task records
     dataset = task_dataset(tasks, "sandbox", name="lis/math")       # Inspect samples, in task order
 
-A sample's ``id`` is the task id, its ``input`` the paper's first-turn prompt of the mode (system
-and user message; vanilla: the single user message), its ``target`` the ground truth, and its
-``metadata`` the task record without document texts (``documents`` names them) plus
-``task_hash``. Document texts stay in this process (:func:`task_for`), not in every sample of
-the log: AA-LCR's documents are ~100K tokens per item. The order is the task set's (a seeded
-draw keeps it), so samples come in the same order on every run; Inspect's ``--limit`` and
-``--sample-id`` select from it, ``--epochs`` repeats it.
+A sample's ``id`` is the task id, its ``input`` the mode's first-turn prompt, its ``target`` the
+ground truth, its ``metadata`` the task record without document texts plus ``task_hash``. Document
+texts stay in this process (:func:`task_for`), not in every sample of the log (AA-LCR's are large).
+Samples keep the task set's order, so every run sees them in the same order.
 """
 from __future__ import annotations
 

@@ -6,21 +6,15 @@
     # view/jobs/<model>/<domain>/<mode>[-k].html        one job's episodes, in parts of PAGE_ROWS rows
     # view/episodes/<model>/<domain>/<mode>/<n>-<task>-r<repeat>.html   one page per episode
 
-Each input is given explicitly: a ``trajectories.jsonl`` or an eval job folder holding one. One
-page per episode, and listings of at most PAGE_ROWS rows, keep every page small at any scale.
-Links are relative, so the folder can be copied anywhere; CSS and JavaScript are inline, nothing
-is fetched from a network.
+Each input is a ``trajectories.jsonl`` or an eval job folder holding one. Pages stay small at any
+scale (one per episode, listings of at most PAGE_ROWS rows); links are relative and nothing is
+fetched from a network, so the folder can be copied anywhere.
 
-Outcome of an episode: ``error`` when it has no reward (an infrastructure failure, an interrupted
-or unscorable episode: what metrics.json counts as errors), ``correct`` for a reward of 1,
-``wrong`` for 0, ``partial`` in between (judge means, ROUGE-L, F1).
-
-Capabilities: an optional per-turn annotation ``{(episode_ref(record), step index): [capability,
-...]}`` (external / file / compute: the behaviour analysis's classifier) shows on each turn and
-adds the capability filter. ``lis view --classify`` runs the classifier
-(lis.analysis.behaviour.classify_episode) on the records; :func:`read_capabilities` reads the
-behaviour stage's ``turns.jsonl`` or any JSONL of ``{"episode": ref, "step": i, "capabilities":
-[...]}`` rows. (This module imports no analysis: the report stage's code stays its own.)
+Outcome: ``error`` without a reward (what metrics.json counts as errors), ``correct`` for 1,
+``wrong`` for 0, ``partial`` in between. Capabilities: an optional per-turn annotation
+``{(episode_ref(record), step index): [capability, ...]}`` from ``lis view --classify`` or
+:func:`read_capabilities` adds the capability filter. (This module imports no analysis: the report
+stage's code stays its own.)
 """
 from __future__ import annotations
 

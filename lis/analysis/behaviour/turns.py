@@ -3,9 +3,8 @@
     write_turns(rows, Path("data/analysis/behaviour/turns.jsonl"))   # and turns.parquet beside it
     pl.read_parquet("data/analysis/behaviour/turns.parquet")          # TURN_SCHEMA, the JSONL's rows
 
-One record per turn of every classified episode, in the episodes' input order and the turns' order:
-the episode (model, domain, mode, task_id, repeat, included), then the turn's verdict
-(classify.TurnVerdict: step, calls, capabilities, rules, followed files, evidence).
+One record per turn of every classified episode, in input order: the episode's identity, then the
+turn's :class:`classify.TurnVerdict`.
 """
 from __future__ import annotations
 
