@@ -61,9 +61,6 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
 
 def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, params, max_turns,
            max_context_tokens, episode_timeout_s) -> Task:
-    # Imported here, not at the top: Inspect loads this module (through the entry point) for every
-    # command that looks up a provider, and these imports (lis's agent, scorers, task loaders: ~0.5 s,
-    # numpy included) are only needed to build a lis task.
     # lazy: task loaders (lis.context_tasks); Inspect imports this module on every provider lookup
     from lis.inspect.dataset import load_task_set, task_dataset
     # lazy: the scorers (lis.rewards, numpy); Inspect imports this module on every provider lookup

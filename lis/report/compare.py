@@ -17,8 +17,6 @@ from lis.errors import LisError
 from lis.report.figures import _style
 from lis.util.stats import t_interval
 
-KEYS = ("step", "reward_mean", "task_ids", "episodes_sha256")
-
 
 def read_log(path: Path) -> list[dict[str, str]]:
     """A train_log.csv's rows; LisError naming the file when it is missing or has no step column."""

@@ -1,8 +1,6 @@
-"""Accuracy tables from the evaluation jobs' metrics: Table 2 (vanilla vs sandbox per model and
-domain), Table 3 (long context: documents in the prompt vs as files), Table 6 (RL results), Table 7
-(training-data ablation) and the learning check (held-out context tasks, GRPO vs its SFT start,
-paired by task). Every accuracy cell shows its 95% interval, n and error count; the paper's number
-goes beside ours only where :mod:`lis.report.paper_identity` says the same model and training ran.
+"""Accuracy tables from the evaluation jobs' metrics: Tables 2, 3, 6 and 7 and the learning check. The
+paper's number goes beside ours only where :mod:`lis.report.paper_identity` says the same model and
+training ran.
 """
 from __future__ import annotations
 
