@@ -35,12 +35,10 @@ def task_hash(task: Task) -> str:
 
 def load_task_set(params, domain: str, *, source: str | None = None, tasks_file: str | Path | None = None,
                   limit: int | None = None, seed: int | None = None) -> list[Task]:
-    """The tasks of ``domain`` as ``lis tasks`` reads them: ``tasks_file`` (a JSONL that ``lis tasks``
-    wrote, e.g. a pipeline's ``data/tasks/<domain>.jsonl``) when given, else ``source`` (default: the
-    profile's ``tasks.domains.<domain>.source``): ``samples`` (data/samples, offline), ``hub`` (the
-    paper's rows at the profile's revision) or ``generated`` (the held-out context tasks of
-    ``tasks.context``). ``limit`` and ``seed`` draw a seeded subset in the set's order (defaults: the
-    profile's for a source; none for a task file, which is the set as written). Raises LisError (one line) for an unknown source or a set that cannot be read."""
+    """The tasks of ``domain`` as ``lis tasks`` reads them: ``tasks_file`` (a JSONL ``lis tasks`` wrote)
+    when given, else ``source`` (default: the profile's ``tasks.domains.<domain>.source``). ``limit`` and
+    ``seed`` draw a seeded subset in the set's order (defaults: the profile's; none for a task file).
+    Raises LisError (one line) for an unknown source or a set that cannot be read."""
     sec = params.settings("tasks").written()
     conf = dict(sec["domains"].get(domain, {}))
     if tasks_file is not None:

@@ -84,10 +84,9 @@ class InspectChatModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
-        """One call. A reply that is not an answer and that Inspect's provider does not retry itself (a body that
-        is not JSON or not UTF-8, JSON that is not a chat completion, a completion without choices) is asked
-        for again, as lis's own client does: up to
-        :data:`ATTEMPTS` times in all, waiting ``$LIS_BACKOFF_S`` (default 1 s) doubling, within the episode's time."""
+        """One call. A reply that is not an answer and that Inspect's provider does not retry itself (not
+        JSON, not UTF-8, not a chat completion, no choices) is asked for again, as lis's own client does:
+        :data:`ATTEMPTS` times in all, waiting ``$LIS_BACKOFF_S`` doubling, within the episode's time."""
         t0 = time.monotonic()
         scope = deadline.current()
 

@@ -108,13 +108,11 @@ def lis_agent(mode: str = "sandbox", profile: str | None = None, params: str | N
 
     Args:
       mode: sandbox (documents as files), vanilla (one direct answer, no sandbox) or sandbox_inline
-        (documents in the prompt, a sandbox to work in; long context and held-out context tasks).
+        (documents in the prompt, a sandbox to work in).
       profile: the params profile whose ``agent`` section sets the budgets (default: params.yaml's own).
       params: the params.yaml to read (default: the lis checkout's).
-      max_turns: turns per episode (default: ``agent.max_turns``; the paper: 100).
-      max_context_tokens: the conversation's token budget (default: ``agent.max_context_tokens``, per domain).
-      episode_timeout_s: wall-clock seconds per episode (default: ``agent.episode_timeout_s``).
-    """
+      max_turns, max_context_tokens, episode_timeout_s: the episode's budgets (default: the ``agent``
+        section's)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     p = load_params(params, profile)

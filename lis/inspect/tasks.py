@@ -34,20 +34,15 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
     Args:
       mode: sandbox (documents as files, the paper's agent) | vanilla (one direct answer, no
         sandbox) | sandbox_inline (documents in the prompt; long_context, held_out_context).
-      source: samples (data/samples, offline) | hub (the paper's rows on the HF hub, at the
-        profile's ``tasks.domains.<d>.revision``) | generated (held_out_context). Default: the
-        profile's ``tasks.domains.<d>.source``.
-      tasks_file: a task JSONL written by ``lis tasks`` (a pipeline's ``data/tasks/<d>.jsonl``);
-        wins over ``source``.
+      source: samples (data/samples, offline) | hub (the paper's rows on the HF hub) | generated
+        (held_out_context). Default: the profile's ``tasks.domains.<d>.source``.
+      tasks_file: a task JSONL written by ``lis tasks``; wins over ``source``.
       limit, seed: a seeded draw of ``limit`` tasks in the set's order (default: the profile's).
-        Inspect's ``--limit`` then takes the first N samples of what is drawn.
-      profile: the params profile (smoke, ci, full; default: params.yaml's own) for the task set,
-        the agent's budgets, the sandbox, the scorer settings and the repeats (``eval.repeats``:
-        the epochs; ``--epochs`` overrides).
+      profile: the params profile (default: params.yaml's own) for the task set, the agent's budgets,
+        the sandbox, the scorer settings and the repeats (``eval.repeats``: the epochs).
       params: the params.yaml to read (default: the lis checkout's).
       max_turns, max_context_tokens, episode_timeout_s: the episode's budgets (default: the profile's
-        ``agent`` section).
-    """
+        ``agent`` section)."""
     from inspect_ai._util.error import PrerequisiteError  # Inspect prints it as one line, no traceback
 
     try:
