@@ -63,9 +63,6 @@ class Clustered:
     def mean(self, name: str) -> float | None:
         return self.ratio(name, "_n")
 
-    def boot_mean(self, name: str, rng: np.random.Generator, b: int = B_DEFAULT) -> np.ndarray | None:
-        return self.boot_ratio(name, "_n", rng, b)
-
 
 def geometric_interval(ratios: Sequence[float]) -> dict:
     """Geometric mean of positive ratios with a 95% Student-t interval computed on their logarithms

@@ -34,9 +34,8 @@ def _episode(rec: dict[str, Any], where: str) -> EpisodeEfficiency:
 
 
 def load_episodes(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[EpisodeEfficiency]]:
-    """Every record of the given trajectories files (or eval job folders), as EpisodeEfficiency.
-    Raises LisError naming the file (and line) that is missing, not a file, unreadable or not
-    trajectory JSON (lis.analysis.trajectories)."""
+    """Every record of the given trajectories files (or eval job folders), as EpisodeEfficiency; a
+    one-line LisError naming the file (and line) that cannot be read (lis.analysis.trajectories)."""
     return read_trajectories(paths, what="efficiency input", convert=_episode)
 
 

@@ -42,10 +42,8 @@ class TokenSplit:
 
 
 def split_usage(usage: list[tuple[int | None, int | None, int | None]]) -> TokenSplit:
-    """The split of a conversation given each call's (prompt, completion, cached) tokens, in order.
-
-    A prompt count of 0 is treated as not reported: a chat prompt always has tokens (our
-    ChatServer and some proxies send 0 when the model reported nothing)."""
+    """The split of a conversation given each call's (prompt, completion, cached) tokens, in order. A
+    prompt count of 0 is not reported: a chat prompt always has tokens (some servers send 0 for unknown)."""
     k = len(usage)
     if k == 0:
         return TokenSplit(calls=0, usage=NO_CALLS)

@@ -43,9 +43,9 @@ def job_files(paths: Iterable[Path], what: str = "input") -> list[Path]:
 
 def read_trajectories(paths: Iterable[Path], *, what: str,
                       convert: Callable[[dict[str, Any], str], T]) -> tuple[list[dict[str, Any]], list[T]]:
-    """(inputs: path, sha256, records per file; every record of the files, as ``convert(record,
-    where)`` makes it). ``convert`` raises RecordError, ValueError, TypeError, AttributeError or
-    KeyError for a line that is not a trajectory record; ``what`` names the inputs in errors."""
+    """(inputs: path, sha256, records per file; every record as ``convert(record, where)`` makes it).
+    ``convert`` raises RecordError, ValueError, TypeError, AttributeError or KeyError for a line that
+    is not a trajectory record; ``what`` names the inputs in errors."""
     inputs, records = [], []
     for path in job_files(paths, what):
         try:

@@ -75,9 +75,8 @@ def _mean_entry(values: list[float], digits: int = 3) -> dict[str, Any]:
 
 
 def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "vanilla") -> dict[str, Any]:
-    """Per mode: QPM and tokens/s over repeats (mean, n, 95% t-interval floored at 0); per mode other
-    than the baseline: the per-repeat ratios QPM_mode / QPM_baseline (geometric mean, n, interval on
-    the log scale) and the ratio of the mean QPMs."""
+    """Per mode: QPM and tokens/s over repeats (mean, n, t-interval floored at 0); against the baseline:
+    the geometric mean of the per-repeat QPM ratios (interval on the log scale) and the ratio of means."""
     out: dict[str, Any] = {"modes": {}, "ratios": {}}
     for m in modes:
         rs = sorted((r for r in runs if r["mode"] == m), key=lambda r: r["repeat"])
@@ -104,10 +103,9 @@ def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "van
 
 @contextlib.contextmanager
 def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tuple[ChatModel, dict[str, Any]]]:
-    """The model both modes call. An ``openai`` entry is its endpoint as it is. Any other backend
-    (local, scripted) is, with ``serve: http``, served by our ChatServer on a free loopback port and
-    called through the OpenAI client — the path a vLLM endpoint takes (HTTP, JSON, the server's
-    reported usage) — or, with ``serve: direct``, called in-process."""
+    """The model both modes call: an ``openai`` entry's endpoint as it is; any other backend served by our
+    ChatServer on loopback and called through the OpenAI client (``serve: http``, a vLLM endpoint's path)
+    or called in-process (``serve: direct``)."""
     backend = spec.get("backend")
     if backend == "openai":
         yield build_model(name, spec), {"name": name, "backend": backend, "endpoint": spec.get("base_url"),

@@ -96,9 +96,8 @@ def default_tasks_file(job: Path, domain: str) -> Path | None:
 
 
 def _prompt(rec: Trajectory, task: Task | None) -> list[dict[str, Any]]:
-    """The sample's input: the task's first-turn problem as the lis Inspect task renders it; without
-    the task, the messages before the first reply (as the model saw them). No system prompt: the
-    sample's messages carry it."""
+    """The sample's input: the task's first-turn problem as the lis Inspect task renders it, else the
+    messages before the first reply; no system prompt (the sample's messages carry it)."""
     if task is not None:
         try:
             return problem_messages(render_prompts(task, rec.mode))

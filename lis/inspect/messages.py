@@ -45,9 +45,8 @@ def _reasoning(content: Any) -> str | None:
 
 
 def call_from_inspect(call: ToolCall) -> dict[str, Any]:
-    """One Inspect tool call as an OpenAI tool call. Arguments Inspect could not parse become a
-    text that is not JSON (:data:`UNPARSED`), which lis's dispatcher answers with its error
-    observation; the model's own text is gone by then (Inspect keeps only its parse error)."""
+    """One Inspect tool call as an OpenAI tool call. Arguments Inspect could not parse become
+    :data:`UNPARSED` (not JSON), which lis's dispatcher answers with its error observation."""
     if call.parse_error:
         args = UNPARSED.format(error=" ".join(call.parse_error.split())[:500])
     else:

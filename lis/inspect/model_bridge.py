@@ -84,9 +84,8 @@ class InspectChatModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
-        """One call. A reply that is not an answer and that Inspect's provider does not retry itself (not
-        JSON, not UTF-8, not a chat completion, no choices) is asked for again, as lis's own client does:
-        :data:`ATTEMPTS` times in all, waiting ``$LIS_BACKOFF_S`` doubling, within the episode's time."""
+        """One call. A reply that is not an answer and that Inspect's provider does not retry itself is
+        asked for again, as lis's own client does: :data:`ATTEMPTS` times, backing off within the episode's time."""
         t0 = time.monotonic()
         scope = deadline.current()
 

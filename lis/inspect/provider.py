@@ -36,9 +36,8 @@ async def _thread(fn, *args, **kwargs):
 
 
 async def _acquire(pool):
-    """A sandbox from ``pool`` for a sample; cancellable while the pool is full (Ctrl-C, a time limit):
-    the waiting thread is abandoned, and gives back the sandbox it gets afterwards (or stops when the
-    task's clean-up closes the pool). Not abandoning it made a cancelled run wait for a free slot."""
+    """A sandbox from ``pool`` for a sample, cancellable while the pool is full: the waiting thread is
+    abandoned (so a cancelled run does not wait for a free slot) and gives back what it gets later."""
     lock, state = threading.Lock(), {"abandoned": False, "sb": None}
 
     def take():

@@ -127,8 +127,7 @@ def _trained_rows(ctx: Context) -> list[str]:
 
 def start_cell(ctx: Context, model: str) -> tuple[str, dict[str, Any]]:
     """Table 6's start cell of an RL row: the model it started from and the start's score on the training
-    tasks in the run's own mode (the run's step-1 training reward: the start policy's, at the training
-    temperature, before any update); the SFT / base rows name their own start."""
+    tasks (the run's step-1 training reward, before any update); SFT / base rows name their own start."""
     start = start_of(ctx, model)
     rec: dict[str, Any] = {"start": start, "start_train_reward": None, "train_mode": trained_in(model)}
     if model in ctx.inputs.runs:
@@ -227,8 +226,7 @@ def trained_in(model: str) -> str | None:
 
 def learning(ctx: Context) -> tuple[Table, dict[str, Any] | None]:
     """The learning check table and its raw result (for index.json): every model on the held-out context
-    tasks in both modes, with its start; each RL model against its start, paired by task, in the mode it
-    trained in (GRPO: sandbox; LLM-RL: vanilla, the documents in the prompt)."""
+    tasks in both modes; each RL model against its start, paired by task, in the mode it trained in."""
     jobs = ctx.inputs.learning_jobs()
     variants = ctx.data["jobs"].get("grpo_data", [])
     treatment, control = (f"grpo-{variants[0]}" if variants else "grpo-files"), "sft"

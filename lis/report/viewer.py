@@ -111,10 +111,8 @@ def load(inputs: Iterable[Path | str]) -> Loaded:
 
 
 def read_capabilities(path: Path | str) -> dict[tuple[str, int], list[str]]:
-    """Per-turn capabilities from a JSONL whose rows name the episode either by its ref
-    (``{"episode": ref, "step": i, "capabilities": [...]}``) or by its fields, as the behaviour
-    stage's audit file ``data/analysis/behaviour/turns.jsonl`` does (``model, domain, mode,
-    task_id, repeat, step, capabilities``)."""
+    """Per-turn capabilities from a JSONL whose rows name the episode by its ref (``{"episode": ref,
+    "step": i, "capabilities": [...]}``) or by its fields, as the behaviour stage's turns.jsonl does."""
     p = Path(path)
     if not p.is_file():
         raise LisError(f"{p}: no such capabilities file",
@@ -194,10 +192,8 @@ def _rel(target: Path, page: Path) -> str:
 
 def render_site(loaded: Loaded, out: Path, capabilities: Capabilities | None = None,
                 title: str = "Trajectories", page_rows: int = PAGE_ROWS) -> Path:
-    """Write index.html, the job pages and one page per episode under ``out``; return the index.
-
-    The index lists every episode while there are at most ``page_rows``; each job's page lists
-    its episodes in parts of at most ``page_rows``, so no page grows with the number of jobs."""
+    """Write index.html, the job pages (in parts of at most ``page_rows`` episodes) and one page per
+    episode under ``out``; return the index."""
     out = Path(out)
     if page_rows < 1:
         raise LisError(f"page_rows {page_rows}: must be at least 1", "give a positive number of rows per page")

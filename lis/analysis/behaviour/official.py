@@ -134,8 +134,7 @@ def _bench_meta(folder: Path) -> dict[str, str]:
 def import_official(paths: Iterable[Path], *, model: str | None = None, domain: str | None = None,
                     mode: str | None = None, root: Path | None = None) -> list[Trajectory]:
     """Trajectory records from the authors' trajectory.json files (CLI episodes or benchmark runs).
-    ``model``/``domain``/``mode`` override what the files say (defaults: "official", "", "sandbox").
-    Paths in the records (``run_id``) are given relative to ``root`` when they lie under it."""
+    ``model``/``domain``/``mode`` override what the files say; ``run_id`` is relative to ``root`` under it."""
     out: list[Trajectory] = []
     for f in official_files(paths):
         data = _read_json(f)
@@ -213,9 +212,8 @@ def _rl_steps(messages: list) -> list[dict]:
 
 def import_rl_jsonl(paths: Iterable[Path], *, model: str | None = None, domain: str | None = None,
                     mode: str | None = None) -> list[Trajectory]:
-    """Trajectory records from llm-in-sandbox-rl's chat_completions JSONL (one episode per line).
-    The domain is the line's ``entry.domain`` (or ``data_source``) unless given; the task id is
-    ``entry.id`` (or ``<file>:<line>``)."""
+    """Trajectory records from llm-in-sandbox-rl's chat_completions JSONL (one episode per line); domain
+    and task id from the line's ``entry`` unless given."""
     out = []
     for path in map(Path, paths):
         for n, d in _rl_lines(path):

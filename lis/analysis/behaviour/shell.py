@@ -126,9 +126,8 @@ def _heredoc_kind(line: str, m: re.Match) -> tuple[str, str | None, bool]:
 
 
 def _quote_states(line: str, state: str) -> tuple[list[str], str]:
-    """The quoting in force at each character of ``line`` ('' none, "'" or '"'), given the state
-    the line starts in, and the state at its end. A ``#`` that starts a word outside quotes ends
-    the line (a comment)."""
+    """The quoting in force at each character of ``line`` ('' none, "'" or '"') from the state it starts
+    in, and the state at its end. A ``#`` starting a word outside quotes ends the line (a comment)."""
     states, i, n = [], 0, len(line)
     while i < n:
         c = line[i]
