@@ -45,8 +45,7 @@ SCORER = "lis_scorer"
 
 
 def job_folders(paths: list[Path]) -> list[Path]:
-    """The job folders given, or found below the folders given (those holding trajectories.jsonl),
-    in sorted order. Raises LisError for a path that does not exist or holds no job."""
+    """The job folders given, or found below the folders given, sorted; LisError for a path that holds no job."""
     found: list[Path] = []
     for p in paths:
         p = Path(p)

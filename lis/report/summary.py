@@ -66,8 +66,7 @@ def table2(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]
 
 
 def table3(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]:
-    """Long context: vanilla (documents inline, no tools), sandbox with documents in the prompt,
-    sandbox with documents as files."""
+    """Long context: vanilla, sandbox with documents in the prompt, sandbox with documents as files."""
     idx = _index(metrics)
     models = sorted({m["model"] for m in metrics if m["domain"] == "long_context"})
     header = ["Model", "Vanilla (documents in prompt)", "Sandbox, documents in prompt", "Sandbox, documents as files"]

@@ -219,8 +219,7 @@ def start_of(ctx: Context, model: str) -> str | None:
 
 
 def trained_in(model: str) -> str | None:
-    """The mode an RL model trained in: LLM-RL vanilla (documents in the prompt), GRPO sandbox; None
-    for a model that is not an RL model."""
+    """The mode an RL model trained in (LLM-RL: vanilla, GRPO: sandbox); None for any other model."""
     return "vanilla" if model == "llm-rl" else ("sandbox" if model.startswith("grpo-") else None)
 
 

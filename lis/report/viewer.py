@@ -144,8 +144,7 @@ def parse_capabilities(text: str, where: str) -> dict[tuple[str, int], list[str]
 
 # -- the site -------------------------------------------------------------------------------------
 def _slug(s: Any, limit: int = 60) -> str:
-    """A file-name-safe part that cannot climb out of its folder; a short hash keeps distinct
-    names distinct when characters had to be replaced."""
+    """A file-name-safe part that cannot climb out of its folder (hash-suffixed when characters were replaced)."""
     s = str(s)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", s).lstrip(".")[:limit] or "_"
     if safe != s:
@@ -154,8 +153,7 @@ def _slug(s: Any, limit: int = 60) -> str:
 
 
 def job_page_rel(model: Any, domain: Any, mode: Any) -> str:
-    """Where :func:`render_site` writes a job's (first) listing page, relative to its folder: the
-    report links its tables' cells to it."""
+    """Where :func:`render_site` writes a job's (first) listing page, relative to its folder."""
     return f"jobs/{_slug(model)}/{_slug(domain or '_')}/{_slug(mode or '_')}.html"
 
 

@@ -33,8 +33,7 @@ def turn_records(rows: list[EpisodeRow]) -> Iterator[dict[str, Any]]:
 
 
 def write_turns(rows: list[EpisodeRow], path: Path) -> list[Path]:
-    """The audit trail: ``path`` (JSONL, one line per turn) and the same rows as parquet beside it
-    (``path`` with the suffix ``.parquet``). Returns both paths."""
+    """The audit trail: ``path`` (JSONL, one line per turn) and the same rows as parquet beside it; both paths."""
     records = list(turn_records(rows))
     return [write_jsonl(path, records, default=None),
             write_parquet(records_frame(records, TURN_SCHEMA), parquet_beside(path))]
