@@ -3,9 +3,7 @@
     write_episodes_csv(Path("data/analysis/efficiency_episodes.csv"), episodes)   # and .parquet beside it
     pl.read_parquet("data/analysis/efficiency_episodes.parquet")                   # EPISODE_SCHEMA
 
-One row per episode (EpisodeEfficiency.flat(): identity, tokens, time, shares) in the input order:
-the numbers behind every average of Tables 10 and 11. The parquet file keeps the types (a token
-count that was not reported is null, not an empty cell).
+One row per episode in the input order; the parquet file keeps the types (an unreported count is null).
 """
 from __future__ import annotations
 

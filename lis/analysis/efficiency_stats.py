@@ -1,16 +1,9 @@
 """Intervals for the efficiency numbers: a cluster bootstrap over tasks, and Student-t over repeats.
 
-Every average is reported with its n and a 95% interval:
-
-- Over episodes (tokens, shares): percentile bootstrap that resamples *tasks* with replacement and
-  keeps all episodes of a task together (the repeats of one task are not independent). Each
-  statistic is a ratio of sums over the resampled tasks: a mean is sum(x)/sum(1), a share is
-  sum(env)/sum(total), so one routine serves all of them. The generator is seeded from the
-  group's name, so a number does not change with the order groups are computed in.
-- Over repeats of a timed run (queries per minute): mean and a Student-t 95% interval (n is small,
-  2 to 5 repeats; a bootstrap of 3 values is not an interval).
-
-The resampling, percentiles and t quantiles are :mod:`lis.util.stats` (scipy.stats).
+Over episodes, the bootstrap resamples *tasks* and keeps a task's episodes together (its repeats
+are not independent); every statistic is a ratio of sums, so one routine serves means and shares,
+seeded from the group's name so that the order of groups changes nothing. Over the few repeats of a
+timed run: mean and a Student-t interval.
 """
 from __future__ import annotations
 
@@ -69,9 +62,6 @@ class Clustered:
 
     def mean(self, name: str) -> float | None:
         return self.ratio(name, "_n")
-
-    def boot_mean(self, name: str, rng: np.random.Generator, b: int = B_DEFAULT) -> np.ndarray | None:
-        return self.boot_ratio(name, "_n", rng, b)
 
 
 def geometric_interval(ratios: Sequence[float]) -> dict:

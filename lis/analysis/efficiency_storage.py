@@ -2,11 +2,9 @@
 
     table = storage_report(quoted_path, image_manifest_path, memory_path)
 
-Quoted: data/reference/storage_quoted.yaml (provenance in data/reference/PROVENANCE.md).
-Measured: the image stage's manifest (data/image/manifest.json: the image's size as the engine
-reports it, uncompressed, all layers) and ``lis bench memory`` (idle and busy memory per sandbox,
-mean, n and 95% interval). Units: the paper's GB and MB are read as 10^9 and 10^6 bytes; our
-memory is measured in MiB and converted for the comparison (docs/efficiency.md).
+Quoted: data/reference/storage_quoted.yaml. Measured: the image stage's manifest and
+``lis bench memory``. The paper's GB and MB are read as 10^9 and 10^6 bytes; our memory is measured
+in MiB and converted for the comparison (docs/efficiency.md).
 """
 from __future__ import annotations
 

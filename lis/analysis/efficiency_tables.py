@@ -4,10 +4,9 @@
     result = efficiency_report(episodes, inputs)    # JSON-ready: groups, table10, table11
     write_episodes_csv(path, episodes)              # one row per episode, CSV and parquet (efficiency_episodes)
 
-Reads exactly the files it is given. Episodes that ended in an infrastructure error are counted
-but left out of every average; episodes without reported usage count for time, not for tokens.
-Each group is one (model, domain, mode); every number carries its n (episodes) and tasks, and
-every average a 95% cluster-bootstrap interval over tasks (lis.analysis.efficiency_stats).
+Reads exactly the files it is given. Infrastructure errors are counted but left out of every
+average; episodes without reported usage count for time, not for tokens. Every number of a
+(model, domain, mode) group carries its n, and every average a cluster-bootstrap interval over tasks.
 """
 from __future__ import annotations
 
@@ -35,9 +34,8 @@ def _episode(rec: dict[str, Any], where: str) -> EpisodeEfficiency:
 
 
 def load_episodes(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[EpisodeEfficiency]]:
-    """Every record of the given trajectories files (or eval job folders), as EpisodeEfficiency.
-    Raises LisError naming the file (and line) that is missing, not a file, unreadable or not
-    trajectory JSON (lis.analysis.trajectories)."""
+    """Every record of the given trajectories files (or eval job folders), as EpisodeEfficiency; a
+    one-line LisError naming the file (and line) that cannot be read (lis.analysis.trajectories)."""
     return read_trajectories(paths, what="efficiency input", convert=_episode)
 
 

@@ -1,25 +1,17 @@
 """One episode's tokens and time, split by who produced them (docs/efficiency.md is the reference).
 
-For an episode with model calls k = 1..K and reported usage p_k (prompt tokens) and c_k
-(completion tokens):
+With reported usage p_k (prompt) and c_k (completion) for model calls k = 1..K:
 
-    prompt       = p_1                                 the initial prompt: system + task + tool schemas
-    model        = sum_k c_k                           tokens the model generated
-    env          = sum_{k>=2} (p_k - p_{k-1} - c_{k-1})  tokens the environment added between calls:
-                                                       tool observations, "Steps Remaining", reminders,
-                                                       chat-template glue
-    total        = p_1 + model + env  ==  p_K + c_K    the conversation's final size (the paper's N_total)
-    billed_total = sum_k p_k + sum_k c_k               what an API bills (cached tokens are part of p_k)
+    prompt       = p_1
+    model        = sum_k c_k
+    env          = sum_{k>=2} (p_k - p_{k-1} - c_{k-1})  tokens the environment added between calls
+    total        = p_1 + model + env  ==  p_K + c_K    the paper's N_total
+    billed_total = sum_k p_k + sum_k c_k               what an API bills
 
-These are exact given the server's reported usage; nothing is re-tokenised or estimated. An
-episode whose provider did not report usage for every call (p_k missing or 0, or c_k missing) is
-marked ``usage = "missing"`` and has no token numbers. A turn whose environment tokens come out
-negative (the chat template dropped earlier content, e.g. reasoning, from the prompt) is counted
-in ``negative_env_turns``; the identity total = p_K + c_K still holds.
-
-Time: ``env_time_share`` = sum of tool execution times / episode wall time; ``llm_time_share`` =
-sum of model-call latencies / episode wall time (the wall time of ``run_task``: sandbox acquisition
-and set-up included).
+Exact from the server's usage, nothing re-tokenised. An episode without usage for every call is
+``usage = "missing"`` with no token numbers; a turn whose env tokens are negative (the template
+dropped earlier content) counts in ``negative_env_turns``. Time shares are tool time and model
+latency over the episode's wall time (``run_task``'s, set-up included).
 """
 from __future__ import annotations
 
@@ -50,10 +42,8 @@ class TokenSplit:
 
 
 def split_usage(usage: list[tuple[int | None, int | None, int | None]]) -> TokenSplit:
-    """The split of a conversation given each call's (prompt, completion, cached) tokens, in order.
-
-    A prompt count of 0 is treated as not reported: a chat prompt always has tokens (our
-    ChatServer and some proxies send 0 when the model reported nothing)."""
+    """The split of a conversation given each call's (prompt, completion, cached) tokens, in order. A
+    prompt count of 0 is not reported: a chat prompt always has tokens (some servers send 0 for unknown)."""
     k = len(usage)
     if k == 0:
         return TokenSplit(calls=0, usage=NO_CALLS)

@@ -3,10 +3,8 @@ the behaviour and efficiency stages.
 
     inputs, records = read_trajectories(paths, what="behaviour input", convert=lambda d, where: ...)
 
-A job folder stands for its ``trajectories.jsonl``. A missing file, a folder without one, an
-unreadable file or a line that is not a trajectory record is a one-line error naming the file (and
-line). ``inputs`` says what was read — path, sha256 and number of records per file — for the
-analysis's provenance.
+A job folder stands for its ``trajectories.jsonl``; anything unreadable is a one-line error naming
+the file (and line). ``inputs`` (path, sha256, records per file) is the analysis's provenance.
 """
 from __future__ import annotations
 
@@ -45,9 +43,9 @@ def job_files(paths: Iterable[Path], what: str = "input") -> list[Path]:
 
 def read_trajectories(paths: Iterable[Path], *, what: str,
                       convert: Callable[[dict[str, Any], str], T]) -> tuple[list[dict[str, Any]], list[T]]:
-    """(inputs: path, sha256, records per file; every record of the files, as ``convert(record,
-    where)`` makes it). ``convert`` raises RecordError, ValueError, TypeError, AttributeError or
-    KeyError for a line that is not a trajectory record; ``what`` names the inputs in errors."""
+    """(inputs: path, sha256, records per file; every record as ``convert(record, where)`` makes it).
+    ``convert`` raises RecordError, ValueError, TypeError, AttributeError or KeyError for a line that
+    is not a trajectory record; ``what`` names the inputs in errors."""
     inputs, records = [], []
     for path in job_files(paths, what):
         try:

@@ -1,14 +1,10 @@
-"""``lis bench generate``: N generations one after the other (the plain sampler, as a local model
-ran before the batching engine) vs the same N at once through :class:`BatchEngine`, on the same
-model, prompts and seeds, in one run.
+"""``lis bench generate``: N generations one after the other (the plain sampler) vs the same N at once
+through :class:`BatchEngine`, on the same model, prompts and seeds, in one run.
 
-The prompts are the agent's real first turns (the math samples in sandbox mode, rendered with the
-model's chat template and the three tools), one per sequence; ``group=True`` gives every sequence
-the same prompt (a GRPO group: one shared prefill). By default stop ids are ignored so that every
-sequence generates exactly ``max_new_tokens`` tokens and both sides do the same work. ``random_stops=k``
-makes k ids drawn at random (seed 0) stop ids on both sides: a random-weight model's sequences then end
-after about vocabulary/k tokens at temperature 1, as real turns end well before their budget
-(``max_new_tokens``), which is what the engine's KV-cache budget (``max_batch_tokens``) is about.
+The prompts are the agent's real first turns; ``group=True`` gives every sequence the same prompt
+(a GRPO group). Stop ids are ignored by default so both sides generate exactly ``max_new_tokens``;
+``random_stops=k`` makes k random ids stop ids on both sides, so that sequences end early as real
+turns do, which is what the engine's KV-cache budget (``max_batch_tokens``) is about.
 """
 from __future__ import annotations
 

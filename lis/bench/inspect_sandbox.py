@@ -1,11 +1,7 @@
 """``lis bench inspect``: what Inspect AI sees of our sandbox, through the ``lis`` provider, against
-Inspect's own providers in the same run and with the same calls: ``local`` (a subprocess on the
-host, no isolation: the floor) and ``docker`` (compose; only where ``docker compose`` v2 answers).
-
-Measured per provider: sample set-up (``sample_init``: a cold sandbox each, ``warm`` 0), sample
-clean-up, and the latency of one ``exec(["true"])`` and one ``exec(["cat"], input=...)`` call on
-a live sample. Ratios: lis against local and docker against lis (how much slower Inspect's own
-container sandbox is)."""
+Inspect's own ``local`` (no isolation: the floor) and ``docker`` providers, with the same calls:
+sample set-up (cold), clean-up, and the latency of ``exec(["true"])`` and ``exec(["cat"], input=...)``.
+"""
 from __future__ import annotations
 
 import subprocess

@@ -1,17 +1,10 @@
 """``lis bench inspect-tasks``: the lis Inspect tasks' own cost, against lis's loop run directly.
 
-For each task (``lis/math``, ...) and mode, N samples run two ways in one process, with the same
-scripted policy (sandbox modes: one ``execute_bash`` that lists the documents and writes an
-answer, then ``submit``; vanilla: one reply) and the same sandboxes (the profile's backend):
-
-- ``inspect``: ``inspect_ai.eval("lis/<task>", model=mockllm/model)``: the task built from params,
-  Inspect's sample loop, the ``lis`` provider's sandboxes, the solver, lis's scorer, the log;
-- ``lis``: :func:`lis.agent.episode.run_task` on the same tasks with a :class:`SandboxPool` and
-  a scripted model, as many at once, each answer scored by :func:`lis.rewards.score`: the
-  episodes and their scores, no task building, no log.
-
-Printed per task and mode: both wall times and their ratio (what Inspect's harness adds). A
-warm-up of each mode runs first and is not counted (imports, the scorers' worker processes).
+For each task and mode, N samples run two ways in one process with the same scripted policy and
+sandboxes: ``inspect`` (``inspect_ai.eval`` with ``mockllm/model``: task building, Inspect's sample
+loop, the ``lis`` provider, solver, scorer, log) and ``lis`` (:func:`lis.agent.episode.run_task`
+on a :class:`SandboxPool`, scored by :func:`lis.rewards.score`). Printed: both wall times and their
+ratio, after an uncounted warm-up of each mode.
 """
 from __future__ import annotations
 

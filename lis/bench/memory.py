@@ -1,21 +1,10 @@
 """Memory of one sandbox, idle and busy, read from its memory cgroup (``lis bench memory``).
 
-The paper quotes ~50 MB per idle sandbox and ~200 MB at peak. We measure, for each of n fresh
-sandboxes in turn (one at a time, so that none competes with another):
-
-- ``idle``: the working set a settled, idle sandbox holds (after ``settle_s``);
-- ``busy_peak``: the highest working set sampled (every ``interval_s``) while the sandbox runs a
-  computation typical of the agent (:data:`BUSY_SCRIPT`: numpy, scipy, sympy and pandas imported
-  and used);
-- ``busy_cgroup_peak``: the cgroup's own high-water mark over the sandbox's life
-  (``memory.max_usage_in_bytes`` on cgroup v1, ``memory.peak`` on v2): every page charged to the
-  sandbox, page cache included — what its memory limit is checked against;
-- ``busy_after``: the working set once the computation has ended.
-
-Working set = usage − inactive file cache (``total_inactive_file`` on v1, ``inactive_file`` on
-v2): Docker's own definition of a container's memory use (``docker stats``). Page cache of the
-image's library files is charged to the first cgroup that reads them, so the high-water mark
-depends on what ran before; the working set does not (docs/efficiency.md).
+For each of n fresh sandboxes in turn (one at a time, so that none competes with another):
+``idle`` (after ``settle_s``), ``busy_peak`` (sampled every ``interval_s`` while
+:data:`BUSY_SCRIPT` runs), ``busy_cgroup_peak`` (the cgroup's high-water mark, page cache
+included) and ``busy_after``. The quantities and the working set (usage − inactive file cache, as
+``docker stats``) are defined in docs/efficiency.md.
 
 The cgroup is read on the host: the directory of the sandbox's first process (/proc/<pid>/cgroup)
 for a Docker container, the sandbox's own cgroup for bubblewrap. Where the host's cgroup files

@@ -1,18 +1,11 @@
 """The docs' tables of measured numbers, rendered from the results files (`lis bench render`).
 
     texts = render_docs(docs_dir, records)    # {path: the page with every table rewritten}
-    problems = stale(docs_dir, records)        # what `lis bench render --check` reports
+    problems = stale(texts)                    # what `lis bench render --check` reports
 
-A page marks each table it takes from the results files, each marker a line of its own:
-
-    <!-- bench:serve -->
-    (rewritten: a line naming the results file, then the table)
-    <!-- /bench -->
-
-The name after ``bench:`` is one of :data:`TABLES`. Each table reads the newest results file that holds
-its benchmark without an error (a benchmark that failed to run leaves the last good numbers in place;
-one whose checks failed is shown, with the failed checks named). Nothing between the markers is kept:
-numbers are never typed into the docs.
+A page marks each table with ``<!-- bench:NAME -->`` and ``<!-- /bench -->`` lines (NAME one of
+:data:`TABLES`); everything between is rewritten from the newest results file that holds the
+benchmark without an error, so numbers are never typed into the docs.
 """
 from __future__ import annotations
 
@@ -250,8 +243,7 @@ def t_generate(r: dict[str, Any]) -> str:
                      f"{c['identical_sequences']}/{c['n']}"])
     head = ["model", "sequences", "one after the other", "at once", "speed-up", "decode steps (most rows, prefills)",
             "identical ids"]
-    return source([r]) + f" CPU, {nums.get('torch_threads', 1)} torch thread.\n\n" + table(head, rows) \
-       
+    return source([r]) + f" CPU, {nums.get('torch_threads', 1)} torch thread.\n\n" + table(head, rows)
 
 
 @renders("vllm")

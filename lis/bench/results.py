@@ -3,12 +3,10 @@
     path = write(root, record)            # benchmarks/2026-11-29T0102Z-b156a04.json (or ...-make-test.json)
     records = read_all(root / "benchmarks")   # every results file, oldest first
 
-A record says where and when it was measured: ``machine`` (CPU model, cores, memory, AVX-512 or not,
-OS, Python), ``commit`` (short hash), ``dirty`` (the tracked files differed from it), ``started`` (UTC)
-and the load average before and after (other work on a shared machine skews every number). A benchmark
-run (``kind: "bench"``) holds each benchmark's numbers, its checks and its wall time; a timed command
-(``kind: "time"``) the command line, its wall time and its exit status. The docs' tables are rendered
-from these files (``lis bench render``), never typed.
+A record says where and when it was measured (``machine``, ``commit``, ``dirty``, ``started`` and
+the load average before and after: other work on a shared machine skews every number), and holds a
+benchmark run's numbers and checks (``kind: "bench"``) or a timed command's wall time and status
+(``kind: "time"``). The docs' tables are rendered from these files, never typed.
 """
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """``lis bench serve``: a load test of ``lis serve`` on this machine (loopback only, bounded).
 
-A real ``lis serve`` process; its upstream a replay server in this process (lis.models.ChatServer
-around a model that answers every task in one turn, so the numbers are our overhead: HTTP, queue,
-sandbox, agent loop), or any model ``lis serve --model`` takes. N requests at once through the
-official OpenAI client; each task carries a token that its answer must echo (no cross-talk). The
-baseline, in the same run: the same episodes through ``run_task`` in-process on a pool of the same
-size, the same upstream over HTTP — the difference is what the service adds. Reported: latency
-percentiles, throughput, and lost episodes (a request not answered with its own answer, or a
-sandbox of the server's run still in Docker afterwards).
+N requests at once, through the official OpenAI client, to a real ``lis serve`` process whose
+upstream is a one-turn replay model in this process (so the numbers are our overhead) or any model
+``lis serve --model`` takes; each answer must echo its task's token (no cross-talk). The baseline
+runs the same episodes through ``run_task`` in-process: the difference is what the service adds.
+Reported: latency percentiles, throughput, and lost episodes (a wrong answer or a leftover sandbox).
 """
 from __future__ import annotations
 

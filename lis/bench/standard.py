@@ -1,9 +1,7 @@
-"""The benchmarks of `lis bench all` that live in lis.bench (the training ones live in lis.train; the
-command line puts them in one list: lis/cli/bench.py ``SUITE``).
+"""The benchmarks of `lis bench all` that live in lis.bench (lis/cli/bench.py ``SUITE`` lists them all).
 
-Each takes a :class:`lis.bench.suite.Context` and returns ``{"numbers": ..., "checks": [...]}``; each
-compares against a baseline measured in the same run (a raw ``exec_run``, the same episodes
-in-process, the plain sampler, PyYAML's pure-Python loader).
+Each takes a :class:`lis.bench.suite.Context`, returns ``{"numbers": ..., "checks": [...]}`` and
+compares against a baseline measured in the same run.
 """
 from __future__ import annotations
 

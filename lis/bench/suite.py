@@ -2,11 +2,9 @@
 
     record, path = run_suite(benchmarks, root, out_dir, names, progress=print)
 
-Each :class:`Benchmark` returns ``{"numbers": {...}, "checks": [...]}`` (a check: ``{"check": what,
-"ok": bool, "value": what was measured}``, made by :func:`check`). The suite records for each one its
-numbers, its checks, ``ok`` (it ran and every check held), its wall time, and the one-line error
-(and the traceback's last lines) when it raised: one failing benchmark is recorded, and the run goes
-on. The file is rewritten after every benchmark, so an interrupted run keeps what finished.
+Each :class:`Benchmark` returns ``{"numbers": {...}, "checks": [...]}`` (checks made by
+:func:`check`). A benchmark that raises is recorded with its error and the run goes on; the file is
+rewritten after every benchmark, so an interrupted run keeps what finished.
 """
 from __future__ import annotations
 

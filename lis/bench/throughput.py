@@ -1,24 +1,14 @@
 """Queries per minute, vanilla vs sandbox, against one model endpoint (``lis throughput``).
 
 A fixed task list runs through the real agent (:func:`lis.agent.episode.run_task`; sandbox mode
-through a real sandbox pool) at a fixed concurrency, once per mode per repeat; modes alternate
-order between repeats (vanilla first on even repeats, last on odd ones) so that a drift of the
-endpoint over time does not favour one mode; ``warmup`` untimed episodes per mode go first (the
-first call to a model pays for loading it). Episodes are fresh: no journal is read or written.
+through a real sandbox pool) at a fixed concurrency, once per mode per repeat, after ``warmup``
+untimed episodes per mode; modes alternate order between repeats so that a drift of the endpoint
+does not favour one mode. Episodes are fresh: no journal is read or written.
 
-For each run (one mode, one repeat):
-
-    QPM        = completed queries / (wall seconds / 60)
-    wall       = from the first submission to the end of the last episode
-    completed  = episodes that ended by the model's doing (submitted, answered, out of turns or
-                 tokens, timed out); infrastructure errors are counted apart and a run with more
-                 than ``max_error_share`` of them fails instead of publishing a number
-    tokens/s   = generated tokens / wall seconds (output), and sum_k (p_k + c_k) / wall (processed)
-
-Per mode: the mean over repeats with n and a 95% Student-t interval (its lower bound no less
-than 0); the ratio of a mode to vanilla is the geometric mean over repeats of the per-repeat
-ratio QPM_mode / QPM_vanilla (paired by repeat), its 95% interval a Student-t interval on the
-logarithms (docs/efficiency.md); the ratio of the mean QPMs is reported beside it.
+QPM = completed queries / (wall seconds / 60); infrastructure errors are counted apart, and a run
+with more than ``max_error_share`` of them fails instead of publishing a number. Per mode: the mean
+over repeats with a Student-t interval; mode/vanilla is the geometric mean of the per-repeat ratios
+(docs/efficiency.md defines every number).
 """
 from __future__ import annotations
 
@@ -85,9 +75,8 @@ def _mean_entry(values: list[float], digits: int = 3) -> dict[str, Any]:
 
 
 def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "vanilla") -> dict[str, Any]:
-    """Per mode: QPM and tokens/s over repeats (mean, n, 95% t-interval floored at 0); per mode other
-    than the baseline: the per-repeat ratios QPM_mode / QPM_baseline (geometric mean, n, interval on
-    the log scale) and the ratio of the mean QPMs."""
+    """Per mode: QPM and tokens/s over repeats (mean, n, t-interval floored at 0); against the baseline:
+    the geometric mean of the per-repeat QPM ratios (interval on the log scale) and the ratio of means."""
     out: dict[str, Any] = {"modes": {}, "ratios": {}}
     for m in modes:
         rs = sorted((r for r in runs if r["mode"] == m), key=lambda r: r["repeat"])
@@ -114,10 +103,9 @@ def summarize(runs: list[dict[str, Any]], modes: list[str], baseline: str = "van
 
 @contextlib.contextmanager
 def model_endpoint(name: str, spec: dict[str, Any], serve: str) -> Iterator[tuple[ChatModel, dict[str, Any]]]:
-    """The model both modes call. An ``openai`` entry is its endpoint as it is. Any other backend
-    (local, scripted) is, with ``serve: http``, served by our ChatServer on a free loopback port and
-    called through the OpenAI client — the path a vLLM endpoint takes (HTTP, JSON, the server's
-    reported usage) — or, with ``serve: direct``, called in-process."""
+    """The model both modes call: an ``openai`` entry's endpoint as it is; any other backend served by our
+    ChatServer on loopback and called through the OpenAI client (``serve: http``, a vLLM endpoint's path)
+    or called in-process (``serve: direct``)."""
     backend = spec.get("backend")
     if backend == "openai":
         yield build_model(name, spec), {"name": name, "backend": backend, "endpoint": spec.get("base_url"),

@@ -2,9 +2,8 @@
 
     record, path = time_command("make test", ["make", "test"], root, out_dir)
 
-The command runs as a child with this terminal (its output is not captured); recorded: the command
-line, its wall time, its exit status, the CPU time of it and its children, and where it ran (the
-machine, the commit, the load average before and after). An interrupted command records nothing.
+The command runs as a child with this terminal (its output is not captured). An interrupted
+command records nothing.
 """
 from __future__ import annotations
 

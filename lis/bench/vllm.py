@@ -4,15 +4,9 @@
         bench_vllm_generate(model, engine, n=16)                      # tokens/s of both, and their ratio
         mismatch(model.model, engine, prompts, FULL_SAMPLING)         # the sampler against the trainer
 
-``bench_vllm_generate``: the same ``n`` prompts (the agent's real first turns) generated at once by the
-batching engine in this process and by the vLLM server (the callers' threads, the server batching
-them), each sequence exactly ``max_new_tokens`` long (stop ids ignored on both sides).
-
-``mismatch``: sequences sampled by vLLM (its ``processed_logprobs``: the log-probability under the
-distribution it drew from), then the trainer's recomputation of the same ids in float32,
-``log_softmax(logits / T)`` as TRL computes it. Per token: mean and max absolute difference. Per
-sequence: the sum of (trainer − sampler) over its tokens, the log of the ratio a sequence-level
-importance-sampling correction sees, and that ratio's extremes.
+``mismatch`` compares vLLM's sampling log-probabilities with the trainer's float32 recomputation of
+the same ids (``log_softmax(logits / T)``, as TRL computes it), per token and per sequence: the
+log-ratio a sequence-level importance-sampling correction sees.
 """
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -142,7 +141,3 @@ def sandbox_config(cfg: LisSandboxConfig, run_id: str, image_facts: dict | None 
     if cfg.warm is not None:
         pool["warm"] = cfg.warm
     return sc, pool
-
-
-def describe(cfg: LisSandboxConfig) -> str:
-    return json.dumps(cfg.model_dump(exclude_defaults=True)) or "{}"

@@ -3,13 +3,10 @@
     tasks = load_task_set(params, "math", source="samples")          # lis Task records
     dataset = task_dataset(tasks, "sandbox", name="lis/math")       # Inspect samples, in task order
 
-A sample's ``id`` is the task id, its ``input`` the paper's first-turn prompt of the mode (system
-and user message; vanilla: the single user message), its ``target`` the ground truth, and its
-``metadata`` the task record without document texts (``documents`` names them) plus
-``task_hash``. Document texts stay in this process (:func:`task_for`), not in every sample of
-the log: AA-LCR's documents are ~100K tokens per item. The order is the task set's (a seeded
-draw keeps it), so samples come in the same order on every run; Inspect's ``--limit`` and
-``--sample-id`` select from it, ``--epochs`` repeats it.
+A sample's ``id`` is the task id, its ``input`` the mode's first-turn prompt, its ``target`` the
+ground truth, its ``metadata`` the task record without document texts plus ``task_hash``. Document
+texts stay in this process (:func:`task_for`), not in every sample of the log (AA-LCR's are large).
+Samples keep the task set's order, so every run sees them in the same order.
 """
 from __future__ import annotations
 
@@ -38,12 +35,10 @@ def task_hash(task: Task) -> str:
 
 def load_task_set(params, domain: str, *, source: str | None = None, tasks_file: str | Path | None = None,
                   limit: int | None = None, seed: int | None = None) -> list[Task]:
-    """The tasks of ``domain`` as ``lis tasks`` reads them: ``tasks_file`` (a JSONL that ``lis tasks``
-    wrote, e.g. a pipeline's ``data/tasks/<domain>.jsonl``) when given, else ``source`` (default: the
-    profile's ``tasks.domains.<domain>.source``): ``samples`` (data/samples, offline), ``hub`` (the
-    paper's rows at the profile's revision) or ``generated`` (the held-out context tasks of
-    ``tasks.context``). ``limit`` and ``seed`` draw a seeded subset in the set's order (defaults: the
-    profile's for a source; none for a task file, which is the set as written). Raises LisError (one line) for an unknown source or a set that cannot be read."""
+    """The tasks of ``domain`` as ``lis tasks`` reads them: ``tasks_file`` (a JSONL ``lis tasks`` wrote)
+    when given, else ``source`` (default: the profile's ``tasks.domains.<domain>.source``). ``limit`` and
+    ``seed`` draw a seeded subset in the set's order (defaults: the profile's; none for a task file).
+    Raises LisError (one line) for an unknown source or a set that cannot be read."""
     sec = params.settings("tasks").written()
     conf = dict(sec["domains"].get(domain, {}))
     if tasks_file is not None:

@@ -1,8 +1,5 @@
-"""lis's episode steps as Inspect transcript events: what Inspect View shows turn by turn.
-
-The solver emits a :class:`ToolEvent` per tool call as each turn's calls finish (lis's loop runs
-the tools itself, not through Inspect's tool machinery); the export (:mod:`lis.inspect.export`)
-writes a :class:`ModelEvent` and the tool events of every turn of a finished ``lis eval`` episode.
+"""lis's episode steps as Inspect transcript events: what Inspect View shows turn by turn (lis's loop
+runs the tools itself, not through Inspect's tool machinery).
 """
 from __future__ import annotations
 

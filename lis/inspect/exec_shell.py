@@ -1,14 +1,9 @@
-"""lis's sandbox calls over any Inspect sandbox: what the agent needs when the sample's sandbox is
-not ``lis`` (Inspect's ``docker``, ``k8s``, a provider of its own).
+"""lis's sandbox calls over any Inspect sandbox whose provider is not ``lis``.
 
-A lis sandbox runs one persistent bash session (``lis.sandbox``); most Inspect sandboxes offer
-``exec`` of a fresh process. The shell here persists what the tool description promises across
-calls: the working directory, exported variables and shell functions. Each call runs
-``bash -c`` with the command as an argument (never pasted into a script, so any text is safe):
-it restores the state file, ``eval``s the command, and saves the state again. What does not
-carry over (docs/inspect.md): variables that were not exported, aliases, shell options and ``exit``
-(the state is not saved when the command exits the shell); background processes live on as
-the sandbox lets them.
+Most Inspect sandboxes offer ``exec`` of a fresh process, not lis's persistent bash session. Each
+call here runs ``bash -c`` with the command as an argument (never pasted into a script, so any text
+is safe): it restores a state file, ``eval``s the command and saves the state again, so the working
+directory, exported variables and shell functions persist (what does not: docs/inspect.md).
 
 Calls go to Inspect's event loop with ``anyio.from_thread``: use this from a thread started by
 ``anyio.to_thread`` (the solver's episode thread).

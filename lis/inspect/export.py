@@ -4,18 +4,12 @@
     lis export inspect data/eval --out inspect_logs                       # every job below a folder
     inspect view --log-dir inspect_logs
 
-A job folder (``data/eval/<model>/<domain>/<mode>``: ``trajectories.jsonl`` with rewards, and
-``metrics.json``) becomes one ``.eval`` log written with Inspect's own log API
-(``write_eval_log``): the task is the lis Inspect task of the domain (``lis/math``, ...) with the
-job's mode, the model ``lis/<model>``; one sample per episode (epoch = repeat + 1) with the first-turn
-prompt as input, the task's ground truth as target (from the task file, default
-``data/tasks/<domain>.jsonl`` of the project), the whole conversation as messages (tool calls and
-observations), the score (lis's value, the scorer's name, what it extracted and its details),
-model usage, times (total: the episode's wall time; working: model plus tool time), the
-episode summary in the store (``lis:trajectory``, as the Inspect solver keeps it), and a model
-event and tool events per turn for the transcript. Episodes that ended in an infrastructure error
-are samples with an error. The results are the job's own metrics.json numbers (accuracy and its
-``ci95``), so the viewer shows what lis's report shows.
+A job folder (``data/eval/<model>/<domain>/<mode>``) becomes one ``.eval`` log written with
+Inspect's own ``write_eval_log``: the domain's lis task with the job's mode, the model
+``lis/<model>``, one sample per episode (epoch = repeat + 1) with its conversation, score, usage,
+times, ``lis:trajectory`` summary and transcript events; an infrastructure error is a sample with an
+error. The results are the job's own metrics.json numbers, so the viewer shows what lis's report
+shows.
 """
 from __future__ import annotations
 
@@ -51,8 +45,7 @@ SCORER = "lis_scorer"
 
 
 def job_folders(paths: list[Path]) -> list[Path]:
-    """The job folders given, or found below the folders given (those holding trajectories.jsonl),
-    in sorted order. Raises LisError for a path that does not exist or holds no job."""
+    """The job folders given, or found below the folders given, sorted; LisError for a path that holds no job."""
     found: list[Path] = []
     for p in paths:
         p = Path(p)
@@ -102,9 +95,8 @@ def default_tasks_file(job: Path, domain: str) -> Path | None:
 
 
 def _prompt(rec: Trajectory, task: Task | None) -> list[dict[str, Any]]:
-    """The sample's input: the task's first-turn problem as the lis Inspect task renders it; without
-    the task, the messages before the first reply (as the model saw them). No system prompt: the
-    sample's messages carry it."""
+    """The sample's input: the task's first-turn problem as the lis Inspect task renders it, else the
+    messages before the first reply; no system prompt (the sample's messages carry it)."""
     if task is not None:
         try:
             return problem_messages(render_prompts(task, rec.mode))

@@ -1,12 +1,9 @@
 """lis's records in Inspect's terms and back: chat messages, tool schemas, token usage.
 
-lis keeps a conversation as OpenAI chat dicts (``lis.models.base``): ``{"role", "content",
-"tool_calls": [{"id", "type", "function": {"name", "arguments": <JSON text>}}],
-"reasoning_content"}`` and tool results ``{"role": "tool", "tool_call_id", "name", "content"}``.
-Inspect keeps it as ``ChatMessage`` objects whose tool calls carry parsed arguments. The two
-directions here are exact for everything lis writes: text, reasoning, tool calls (arguments that
-are not a JSON object travel as Inspect's ``parse_error``, see :func:`call_from_inspect`), and tool
-results.
+lis keeps a conversation as OpenAI chat dicts (``lis.models.base``), Inspect as ``ChatMessage``
+objects whose tool calls carry parsed arguments. Both directions are exact for everything lis
+writes; arguments that are not a JSON object travel as Inspect's ``parse_error``
+(:func:`call_from_inspect`).
 """
 from __future__ import annotations
 
@@ -48,9 +45,8 @@ def _reasoning(content: Any) -> str | None:
 
 
 def call_from_inspect(call: ToolCall) -> dict[str, Any]:
-    """One Inspect tool call as an OpenAI tool call. Arguments Inspect could not parse become a
-    text that is not JSON (:data:`UNPARSED`), which lis's dispatcher answers with its error
-    observation; the model's own text is gone by then (Inspect keeps only its parse error)."""
+    """One Inspect tool call as an OpenAI tool call. Arguments Inspect could not parse become
+    :data:`UNPARSED` (not JSON), which lis's dispatcher answers with its error observation."""
     if call.parse_error:
         args = UNPARSED.format(error=" ".join(call.parse_error.split())[:500])
     else:

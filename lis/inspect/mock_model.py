@@ -2,11 +2,10 @@
 
     inspect eval lis/math --model lis-mock/model -T limit=1
 
-It plays a fixed policy: in the sandbox modes it lists ``/testbed``, writes ``lis-mock`` to the answer
-file (one ``execute_bash``), then calls ``submit``; in vanilla mode it answers ``lis-mock``. So every
-sample runs a real sandbox episode and is scored (0: the answer is never right). Its usage is an
-estimate (4 characters a token). Inspect's own ``mockllm/model`` counts tokens with tiktoken, whose
-encoding is downloaded on first use: offline, every call fails.
+A fixed policy (sandbox modes: list ``/testbed``, write ``lis-mock`` to the answer file, submit;
+vanilla: answer ``lis-mock``), so every sample runs a real episode and is scored. Usage is estimated
+at 4 characters a token: Inspect's own ``mockllm/model`` downloads tiktoken's encoding on first use,
+so offline every call fails.
 """
 from __future__ import annotations
 

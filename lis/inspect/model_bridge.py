@@ -1,22 +1,14 @@
 """Any model Inspect can call, as a lis :class:`~lis.models.base.ChatModel`.
 
-lis's episode loop (``lis.agent``) is synchronous and runs on a worker thread (``anyio.to_thread``);
-each ``chat()`` hands the call back to Inspect's event loop (``anyio.from_thread``), where
-``Model.generate`` runs with everything Inspect adds: its providers (OpenAI, Anthropic, Google,
-Bedrock, vLLM, Ollama, ...), retries and rate limits, the sample's limits, and a model event in
-the transcript. Context variables travel both ways, so the call belongs to its sample.
+lis's episode loop is synchronous and runs on a worker thread (``anyio.to_thread``); each
+``chat()`` hands the call back to Inspect's event loop (``anyio.from_thread``), where
+``Model.generate`` runs with everything Inspect adds (providers, retries, rate limits, the sample's
+limits, transcript events). Context variables travel both ways, so the call belongs to its sample.
 
-What comes back is lis's (OpenAI-format) assistant message; usage is lis's (prompt tokens are all
-input tokens, cache reads included). A sample limit Inspect raises inside ``generate`` (token,
-message, time, working time, cost) ends the episode like a model error and is kept on the bridge
-(:attr:`InspectChatModel.limit`): the solver re-raises it once the episode's record is written, so
-Inspect ends the sample the way it ends any sample over a limit.
-
-The episode's deadline (``lis.util.deadline``, opened by the agent loop around each call) bounds the
-call as it bounds lis's own OpenAI client: ``generate`` is cancelled when the episode's time runs out,
-Inspect's retries included, and the episode ends as ``model_timeout`` (an infrastructure error, never a
-score). Whatever the provider returns that is not an answer (no choices, an error) is a model error,
-the episode's record kept.
+A sample limit Inspect raises inside ``generate`` ends the episode like a model error and is kept
+on :attr:`InspectChatModel.limit`: the solver re-raises it once the episode's record is written.
+The episode's deadline (``lis.util.deadline``) cancels ``generate``, retries included, as
+``model_timeout``; anything that is not an answer is a model error, the record kept.
 """
 from __future__ import annotations
 
@@ -92,10 +84,8 @@ class InspectChatModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              sampling: Sampling | None = None) -> ChatResult:
-        """One call. A reply that is not an answer and that Inspect's provider does not retry itself (a body that
-        is not JSON or not UTF-8, JSON that is not a chat completion, a completion without choices) is asked
-        for again, as lis's own client does: up to
-        :data:`ATTEMPTS` times in all, waiting ``$LIS_BACKOFF_S`` (default 1 s) doubling, within the episode's time."""
+        """One call. A reply that is not an answer and that Inspect's provider does not retry itself is
+        asked for again, as lis's own client does: :data:`ATTEMPTS` times, backing off within the episode's time."""
         t0 = time.monotonic()
         scope = deadline.current()
 

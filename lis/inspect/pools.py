@@ -1,12 +1,10 @@
 """One :class:`lis.sandbox.pool.SandboxPool` per configuration, shared by the samples that use it.
 
-Inspect calls ``task_init("startup", config)`` once per distinct sandbox config of an eval, the
-samples' ``sample_init(<task name>, config, ...)``, and ``task_cleanup("shutdown", config, ...)``
-at the end: so pools are keyed by the config alone. ``open_pool`` (task_init) starts the pool;
-``pool_for`` (sample_init) finds it, or opens one when nobody called task_init (Inspect's
-self-check, a sandbox made by hand); ``close_pool`` (task_cleanup, once per task_init) closes it
-and sweeps what its run left by label. Each pool has its own run id (``lis.run`` label
-``inspect-<hex>``), so closing one pool never touches another's sandboxes."""
+Inspect calls ``task_init`` once per distinct sandbox config, so pools are keyed by the config
+alone: ``open_pool`` (task_init) starts one, ``pool_for`` (sample_init) finds it or opens one when
+nobody called task_init (Inspect's self-check), ``close_pool`` (task_cleanup) closes it and sweeps
+its run by label. Each pool has its own run id, so closing one never touches another's sandboxes.
+"""
 from __future__ import annotations
 
 import logging

@@ -1,15 +1,11 @@
 """The ``lis`` sandbox provider for Inspect AI (registered here; Inspect loads this module through
 the ``inspect_ai`` entry point in pyproject.toml).
 
-Life cycle: ``task_init`` makes sure the image (Docker) or root filesystem (bubblewrap) exists and
-opens the config's pool (Inspect calls it once per distinct config, as task "startup"); ``sample_init`` takes a sandbox from it (warm when ``warm`` > 0);
-``sample_cleanup`` destroys it (killed at once when the sample was interrupted); ``task_cleanup``
-closes the pool and sweeps its run's containers by label; ``inspect sandbox cleanup lis [id]``
-runs the same sweep from the command line.
-
-``exec`` starts a fresh process per call (sandboxd's ``run`` op), never the agent's persistent
-shell. One sandbox serves one request at a time: concurrent ``exec`` calls on one sample (Inspect's
-parallel ``bash()`` calls) run one after another (docs/inspect-provider.md measures it).
+``task_init`` makes sure the image or root filesystem exists and opens the config's pool (once per
+distinct config); ``sample_init`` takes a sandbox from it; ``sample_cleanup`` destroys it;
+``task_cleanup`` (and ``inspect sandbox cleanup lis``) closes the pool and sweeps its run's
+containers by label. ``exec`` starts a fresh process per call, never the agent's persistent shell;
+concurrent ``exec`` calls on one sample run one after another (docs/inspect-provider.md).
 """
 from __future__ import annotations
 
@@ -40,9 +36,8 @@ async def _thread(fn, *args, **kwargs):
 
 
 async def _acquire(pool):
-    """A sandbox from ``pool`` for a sample; cancellable while the pool is full (Ctrl-C, a time limit):
-    the waiting thread is abandoned, and gives back the sandbox it gets afterwards (or stops when the
-    task's clean-up closes the pool). Not abandoning it made a cancelled run wait for a free slot."""
+    """A sandbox from ``pool`` for a sample, cancellable while the pool is full: the waiting thread is
+    abandoned (so a cancelled run does not wait for a free slot) and gives back what it gets later."""
     lock, state = threading.Lock(), {"abandoned": False, "sb": None}
 
     def take():

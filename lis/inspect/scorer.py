@@ -3,18 +3,11 @@
     Task(..., scorer=lis_scorer(mode="sandbox"))
     inspect eval lis/physics --model openai/gpt-4o --model-role judge=openai/gpt-4o-mini
 
-:func:`lis_scorer` is :func:`lis.rewards.score` (the same routing by domain: math-verify on the
-last ``\\boxed{}``, choice letters, IFBench, ROUGE-L, the LLM judge) on the episode's answer: the
-answer file's text in the sandbox modes, the reply in vanilla mode (the solver keeps it in the
-store; a sample cut short by a limit is scored on the answer file as the sandbox holds it, or on
-the last output). Graders run on the host, off the event loop. The LLM judge of physics and long
-context is the model bound to Inspect's ``judge`` role (``--model-role judge=...``), asked
-``scoring.judge.repeats`` times (default 4) at its temperature, as ``lis eval`` asks it; without a
-judge role the rule-based fallbacks score, as ``lis eval`` does without ``scoring.judge``.
-
-Metrics: ``accuracy`` and ``stderr`` (Inspect's) and :func:`ci95`, the interval of ``lis eval``'s
-metrics.json (a bootstrap over items; with ``--epochs`` Inspect first reduces each item's epochs
-to their mean, so the repeats of an item stay together, as there).
+:func:`lis_scorer` is :func:`lis.rewards.score` on the episode's answer: the answer file in the
+sandbox modes, the reply in vanilla mode (a sample cut short by a limit is scored on the answer
+file as the sandbox holds it, or on the last output). Graders run on the host, off the event loop.
+The LLM judge is the model of Inspect's ``judge`` role, asked as ``lis eval`` asks it; without one
+the rule-based fallbacks score. :func:`ci95` is metrics.json's bootstrap over items (docs/inspect.md).
 """
 from __future__ import annotations
 

@@ -18,10 +18,8 @@ def load_params(params: str | None = None, profile: str | None = None):
 
 def agent_settings(params, domain: str, mode: str, box: SandboxConfig | None,
                    overrides: dict[str, Any]) -> AgentConfig:
-    """The episode's AgentConfig, as ``lis eval run`` builds it (:func:`lis.runtime.agent_config`):
-    the ``agent`` section, the domain's context budget, the command timeout and output cap of the
-    sandbox ``box`` (a lis sandbox's config; None with another provider: the ``sandbox`` section's;
-    vanilla mode: none, as in ``lis eval run``), then the caller's ``overrides`` that are not None."""
+    """The episode's AgentConfig, as ``lis eval run`` builds it (:func:`lis.runtime.agent_config`) for
+    the sandbox ``box`` (None with another provider), then the caller's ``overrides`` that are not None."""
     if box is None and mode != "vanilla":
         sec = params.settings("sandbox")
         box = SandboxConfig(command_timeout_s=float(sec.command_timeout_s),

@@ -2,27 +2,16 @@
 
     Task(dataset=..., solver=lis_agent(mode="sandbox"), scorer=lis_scorer(), sandbox="lis")
 
-What runs is :func:`lis.agent.episode.run_task`, the code ``lis eval run`` runs: the paper's
-three tools (``str_replace_editor``, ``execute_bash``, ``submit``) with their schemas and
-observation format, "Steps Remaining", the reminder after a turn without a tool call, tool calls
-written as ``<tool_call>`` text, the documents placed under ``/testbed/documents`` and the answer
-read from ``/testbed/answer.txt``; the budgets of turns, context tokens and wall-clock time of
-the profile's ``agent`` section (or the solver's arguments). The model is the eval's model
-(:class:`lis.inspect.model_bridge.InspectChatModel`); the sandbox is the sample's:
+What runs is :func:`lis.agent.episode.run_task`, the code ``lis eval run`` runs (tools, prompts,
+budgets of the profile's ``agent`` section or the solver's arguments). The model is the eval's
+(:class:`lis.inspect.model_bridge.InspectChatModel`); the sandbox is the sample's: ``lis``'s own
+persistent bash session, or for any other provider a shell emulated over its ``exec``
+(:mod:`lis.inspect.exec_shell`). Vanilla mode answers once, with no sandbox.
 
-- ``lis`` (the default of the lis tasks): the sandbox's own persistent bash session, exactly as
-  in ``lis eval run``;
-- any other provider: a shell emulated over its ``exec`` (:mod:`lis.inspect.exec_shell`).
-
-Vanilla mode is the paper's single-message prompt, answered once, with no sandbox.
-
-The loop runs on a worker thread; its record becomes the sample's messages, its last model
-output the sample's output, and a summary goes into the store (``lis:trajectory``: termination,
-answer, turns, tokens, times, every tool call without its observation text, which the messages
-hold). An episode that ends in an infrastructure error (model server, sandbox) raises
-:class:`EpisodeError`: the sample is an error, not a wrong answer (``--retry-on-error``,
-``inspect eval-retry``), as in ``lis eval run``. A sample limit Inspect raised during a model
-call is raised again once the record is written.
+The loop runs on a worker thread; its record becomes the sample's messages, output and store
+summary (``lis:trajectory``). An infrastructure error raises :class:`EpisodeError` (the sample is
+an error, not a wrong answer), and a sample limit Inspect raised during a model call is raised again
+once the record is written (docs/inspect.md).
 """
 from __future__ import annotations
 
@@ -119,13 +108,11 @@ def lis_agent(mode: str = "sandbox", profile: str | None = None, params: str | N
 
     Args:
       mode: sandbox (documents as files), vanilla (one direct answer, no sandbox) or sandbox_inline
-        (documents in the prompt, a sandbox to work in; long context and held-out context tasks).
+        (documents in the prompt, a sandbox to work in).
       profile: the params profile whose ``agent`` section sets the budgets (default: params.yaml's own).
       params: the params.yaml to read (default: the lis checkout's).
-      max_turns: turns per episode (default: ``agent.max_turns``; the paper: 100).
-      max_context_tokens: the conversation's token budget (default: ``agent.max_context_tokens``, per domain).
-      episode_timeout_s: wall-clock seconds per episode (default: ``agent.episode_timeout_s``).
-    """
+      max_turns, max_context_tokens, episode_timeout_s: the episode's budgets (default: the ``agent``
+        section's)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     p = load_params(params, profile)

@@ -2,17 +2,12 @@
 Inspect can call.
 
     inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=sandbox -T profile=full
-    inspect eval lis/math --model anthropic/claude-sonnet-4-5 -T mode=vanilla -T profile=full
     inspect eval lis/long_context -T mode=sandbox_inline --model ollama/qwen3:4b
     inspect eval lis/physics --model openai/gpt-4o --model-role judge=openai/gpt-4o-mini
 
-Tasks (Table 2's columns, and the learning check's held-out set): ``lis/math`` (AIME 2025),
-``lis/physics`` (UGPhysics), ``lis/chemistry`` (ChemBench4K), ``lis/biomed`` (MedXpertQA),
-``lis/long_context`` (AA-LCR), ``lis/instruct_follow`` (IFBench) and ``lis/held_out_context`` (the
-held-out context tasks of ``tasks.context``, documents as files). Each takes the parameters of
-:func:`lis_task`. Registered through the ``inspect_ai`` entry point (``lis.inspect._registry``),
-as the ``lis`` sandbox provider is. Building a task reads data (offline samples, a task file, or
-the hub when ``source=hub``); importing this module reads nothing.
+One task per domain of Table 2, plus ``lis/held_out_context`` (the learning check's held-out set),
+each taking the parameters of :func:`lis_task`; registered through the ``inspect_ai`` entry point
+(``lis.inspect._registry``). Building a task reads data; importing this module reads nothing.
 """
 from __future__ import annotations
 
@@ -39,20 +34,15 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
     Args:
       mode: sandbox (documents as files, the paper's agent) | vanilla (one direct answer, no
         sandbox) | sandbox_inline (documents in the prompt; long_context, held_out_context).
-      source: samples (data/samples, offline) | hub (the paper's rows on the HF hub, at the
-        profile's ``tasks.domains.<d>.revision``) | generated (held_out_context). Default: the
-        profile's ``tasks.domains.<d>.source``.
-      tasks_file: a task JSONL written by ``lis tasks`` (a pipeline's ``data/tasks/<d>.jsonl``);
-        wins over ``source``.
+      source: samples (data/samples, offline) | hub (the paper's rows on the HF hub) | generated
+        (held_out_context). Default: the profile's ``tasks.domains.<d>.source``.
+      tasks_file: a task JSONL written by ``lis tasks``; wins over ``source``.
       limit, seed: a seeded draw of ``limit`` tasks in the set's order (default: the profile's).
-        Inspect's ``--limit`` then takes the first N samples of what is drawn.
-      profile: the params profile (smoke, ci, full; default: params.yaml's own) for the task set,
-        the agent's budgets, the sandbox, the scorer settings and the repeats (``eval.repeats``:
-        the epochs; ``--epochs`` overrides).
+      profile: the params profile (default: params.yaml's own) for the task set, the agent's budgets,
+        the sandbox, the scorer settings and the repeats (``eval.repeats``: the epochs).
       params: the params.yaml to read (default: the lis checkout's).
       max_turns, max_context_tokens, episode_timeout_s: the episode's budgets (default: the profile's
-        ``agent`` section).
-    """
+        ``agent`` section)."""
     from inspect_ai._util.error import PrerequisiteError  # Inspect prints it as one line, no traceback
 
     try:
@@ -66,9 +56,6 @@ def lis_task(name: str, *, mode: str = "sandbox", source: str | None = None, tas
 
 def _build(name: str, *, mode: str, source, tasks_file, limit, seed, profile, params, max_turns,
            max_context_tokens, episode_timeout_s) -> Task:
-    # Imported here, not at the top: Inspect loads this module (through the entry point) for every
-    # command that looks up a provider, and these imports (lis's agent, scorers, task loaders: ~0.5 s,
-    # numpy included) are only needed to build a lis task.
     # lazy: task loaders (lis.context_tasks); Inspect imports this module on every provider lookup
     from lis.inspect.dataset import load_task_set, task_dataset
     # lazy: the scorers (lis.rewards, numpy); Inspect imports this module on every provider lookup

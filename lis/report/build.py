@@ -2,8 +2,7 @@
 
     paths = build_report(root, params.data, params.profile, Path("paper_figures"))
 
-Reads exactly :func:`lis.report.inputs.declared_inputs` (what the Snakemake rule lists); a missing
-declared input is a one-line LisError naming it. Tables and figures whose inputs are not
+Reads exactly :func:`lis.report.inputs.declared_inputs`; tables and figures whose inputs are not
 configured are still written and say what they wait for.
 """
 from __future__ import annotations

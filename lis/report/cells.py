@@ -19,8 +19,7 @@ DASH = "–"
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: the text (Markdown, LaTeX and HTML alike) and an optional link, relative to
-    the report folder (the trajectory viewer's job page of the episodes behind it)."""
+    """One table cell: its text and an optional link (relative to the report folder) to the viewer's job page."""
 
     text: str
     href: str | None = None
@@ -90,8 +89,7 @@ class Formatter:
         return f"{DAGGER} n < {self.min_n}: not a result (too few items; report.min_n)."
 
     def accuracy(self, m: dict[str, Any] | None, missing: str = DASH) -> str:
-        """'acc [lo, hi] · n k · e err' from a metrics record (eval metrics.json or a summary with
-        accuracy / ci95 / scored / errors)."""
+        """'acc [lo, hi] · n k · e err' from a metrics record (eval metrics.json or a summary like it)."""
         if m is None:
             return missing
         n = m.get("scored", m.get("n"))

@@ -2,13 +2,10 @@
 
     summary = compare_runs({"seed 0": "runs/a/train_log.csv", "seed 0, again": "runs/b/train_log.csv"}, out)
 
-Each GRPO step logs the prompts it drew (``task_ids``), its groups' mean rewards (``group_rewards``)
-and a hash of its episodes' tokens (``episodes_sha256``; lis.train.grpo.columns). Two runs pair at a step
-when they drew the same prompts there; they are the same run up to a step when every hash so far is
-equal (the deterministic rollout mode gives that for the same seed). The figure overlays the two
-runs' mean reward per step and shows the paired difference; the summary says how many steps pair,
-the first step whose episodes differ, and the mean paired difference of the reward with a t-interval
-over the paired steps (steps are not independent: read it as a description, not a test).
+Two runs pair at a step when they drew the same prompts (``task_ids``); they are the same run up to
+a step when every ``episodes_sha256`` so far is equal. The summary gives the paired steps, the first
+step whose episodes differ, and the mean paired reward difference with a t-interval (steps are not
+independent: a description, not a test).
 """
 from __future__ import annotations
 
@@ -19,8 +16,6 @@ from typing import Any
 from lis.errors import LisError
 from lis.report.figures import _style
 from lis.util.stats import t_interval
-
-KEYS = ("step", "reward_mean", "task_ids", "episodes_sha256")
 
 
 def read_log(path: Path) -> list[dict[str, str]]:

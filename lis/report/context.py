@@ -98,8 +98,7 @@ class Context:
         return self.identities.get(model)
 
     def paper(self, table: str, **keys: Any) -> Reference | None:
-        """The published cell, of the configured paper version if it has one, else the table's
-        default version."""
+        """The published cell, of the configured paper version if it has one, else the table's default."""
         ref = lookup(table, version=self.paper_version, path=self.paper_file, **keys)
         return ref if ref is not None else lookup(table, path=self.paper_file, **keys)
 

@@ -1,17 +1,10 @@
 """The report's figures (PNG and PDF), drawn with seaborn on matplotlib's Agg backend (both imported
-only here):
+only here): Figure 1 (sandbox score and Δ against vanilla per model × domain), Figure 2 (capability
+usage and turns by domain) and the GRPO training curves.
 
-- Figure 1: per model × benchmark domain, the sandbox score with Δ against vanilla (the paper's grid);
-- Figure 2: sandbox-capability usage (external / file / computation) and average turns by domain;
-- training curves: reward, tool calls per episode and turns per episode over the GRPO steps.
-
-Every figure has a fixed size (from its data's shape, never from the text it happens to hold) and a
-constrained layout; files are saved at that size (no tight bounding box), with no dates or software
-versions in them, so a figure's bytes depend on its data only. Labels are horizontal and long ones
-wrap; legends sit outside the panels (tests/report/test_figure_layout.py checks that no text box
-overlaps another or leaves the canvas).
-
-A figure without data is still written, saying what it waits for (never silently missing).
+Every figure has a fixed size from its data's shape and no dates or versions in its files, so its
+bytes depend on its data only; no text box may overlap another or leave the canvas
+(tests/report/test_figure_layout.py). A figure without data is still written, saying what it waits for.
 """
 from __future__ import annotations
 

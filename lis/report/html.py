@@ -1,19 +1,10 @@
 """The report's HTML pages from Jinja2 templates (package data under lis/report/templates).
 
-The paper_figures index page (``index.html.j2``) and the trajectory viewer's pages
-(``viewer/*.html.j2``) are rendered by :func:`render` with one shared environment:
-
-- autoescape on for every template (``select_autoescape`` with HTML as the default): every value a
-  template prints is escaped, text and attribute values alike; records are model and environment
-  output, hence hostile, and nothing of theirs is ever marked safe or placed in a script;
-- ``StrictUndefined``: a name the caller did not pass is an error, never an empty string;
-- ``None`` prints as an empty string (``finalize``), as the f-string pages' ``esc`` did;
-- ``trim_blocks``/``lstrip_blocks``: a line holding only a block tag leaves nothing in the page.
-
-The page-building code passes plain data (dicts, lists, strings, numbers); the templates hold the
-markup. Filters: ``num`` (numbers for reading: ``1,234``, ``1.50``, ``–`` for none), ``as_text``
-(a value as the text of a ``<pre>``: strings as they are, anything else as indented JSON),
-``line_count`` and ``dumps`` (compact JSON).
+The paper_figures index page and the trajectory viewer's pages are rendered by :func:`render` with
+one shared environment: autoescape on for every template (records are model and environment output,
+hence hostile: nothing of theirs is marked safe or placed in a script); ``StrictUndefined`` (a
+missing name is an error, never an empty string); ``None`` prints as an empty string; block-tag
+lines leave nothing in the page. Callers pass plain data; the templates hold the markup.
 """
 from __future__ import annotations
 

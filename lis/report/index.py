@@ -1,10 +1,7 @@
-"""``paper_figures/index.md``, ``index.json`` and ``index.html``: every table and figure, each with its
-provenance (the inputs it read with their hashes, the params sections it depends on, commit,
-profile), the image, the stage timings the inputs record, and every input file with its hash.
-The pages lead with what the run shows (:data:`LEAD`: the learning check and the training curves);
-the provenance comes after the results (Markdown) or folded under each item (HTML).
-The HTML page (template ``templates/index.html.j2``) is static (inline CSS, relative links): it opens
-from the disk without a server.
+"""``paper_figures/index.md``, ``index.json`` and ``index.html``: every table and figure with its
+provenance (inputs and their hashes, params sections, commit, profile), the image, the stage timings
+and every input file with its hash. The pages lead with what the run shows (:data:`LEAD`); the
+static HTML page (``templates/index.html.j2``) opens from the disk without a server.
 """
 from __future__ import annotations
 

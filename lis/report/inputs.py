@@ -4,10 +4,9 @@
     inputs.files()              # every file the report may open (the Snakemake rule's inputs, expanded)
     inputs.metrics("base", "math", "sandbox")   # data/eval/base/math/sandbox/metrics.json
 
-The Snakemake rule builds its input list with :func:`declared_inputs` (so the two cannot drift
-apart); dvc.yaml names the folders that hold them (DVC cannot expand a job matrix in a dependency
-list). The report never globs ``data/``: a job the params call for and whose file is missing is an
-error naming the file; a file no job calls for is never read.
+The Snakemake rule's input list is :func:`declared_inputs`, so the two cannot drift apart. The
+report never globs ``data/``: a called-for file that is missing is an error naming it, and a file no
+job calls for is never read.
 """
 from __future__ import annotations
 

@@ -3,16 +3,11 @@
     check = learning_check({"base": recs, "sft": recs, "grpo-files": recs, "llm-rl": recs},
                            treatment="grpo-files", control="sft")
 
-Inputs are the evaluation's trajectory records of the held-out context tasks (domain
-``instruct_pretrain``, sandbox mode) per model. Per model: the mean reward with a 95% bootstrap
-interval over tasks, n, and errors (infrastructure errors are not rewards of 0: left out and
-counted, as everywhere). The treatment is compared with the control *paired by task* (the same
-held-out tasks): a task's reward is the mean over its scored repeats (``eval.repeats``), so the
-unit of the test is the task, not the episode — repeats of one task are not independent pairs.
-Reported: the mean difference with a 95% paired-bootstrap interval over tasks, the counts of tasks
-won / lost / tied, and a two-sided sign-flip permutation p-value (exact when there are at most 20
-non-zero differences, else 20,000 seeded random flips). Nothing is tuned here:
-the numbers are what the runs gave.
+Inputs are each model's trajectory records of the held-out context tasks (sandbox mode). Per
+model: the mean reward with a bootstrap interval over tasks (infrastructure errors left out and
+counted). Treatment and control are compared *paired by task*, a task's reward being the mean of
+its repeats (repeats of one task are not independent pairs): the mean difference with a paired
+bootstrap interval, tasks won / lost / tied, and a sign-flip permutation p-value.
 """
 from __future__ import annotations
 

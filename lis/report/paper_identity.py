@@ -1,14 +1,10 @@
 """Which of the paper's models (and which training) each of our models is, so that the published
 numbers go beside ours only where the same model and setting were run.
 
-Decided from the artifacts, not from names alone:
-
-- an external model (served or API; its card in data/models/<name>/card.json) is the paper's model
-  when its name or its params entry's hub id (``model:``) is one of the paper's names or aliases;
-- the trained chain follows the manifests: ``base`` downloaded from the hub (``source: hub``) is the
-  hub model it names; ``sft`` is its base when it trained 0 steps (a copy); a GRPO run is
-  LLM-in-Sandbox-RL (``mode: sandbox``) or LLM-RL (``mode: vanilla``) of the model it started from,
-  when that one is the paper's base model. The offline tiny model is nobody's.
+Decided from the artifacts, not from names alone: an external model is the paper's when its name or
+hub id is one of the paper's names or aliases; the trained chain follows the manifests (a hub
+``base``, an ``sft`` that trained 0 steps, a GRPO run of sandbox or vanilla mode from the paper's base
+model). The offline tiny model is nobody's.
 """
 from __future__ import annotations
 

@@ -108,9 +108,8 @@ class PaperNumbers:
         return out
 
     def lookup(self, table: str, version: str | None = None, **keys: Any) -> Reference | None:
-        """The one cell with these keys, or None. Without ``version``, the table's default
-        version is preferred when the cell exists in several. More than one match (keys left
-        out) is an error naming what tells them apart."""
+        """The one cell with these keys, or None; without ``version`` the table's default version is
+        preferred. More than one match (keys left out) is an error naming what tells them apart."""
         found = self.cells(table, version, **keys)
         if len(found) > 1 and version is None:
             default = self.table(table)["default_version"]

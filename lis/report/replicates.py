@@ -3,13 +3,10 @@ with an interval over seeds.
 
     table, result = replicates_table(ctx)     # jobs.replicates non-empty; replicate 0 is the main run
 
-One seed's paired interval (:mod:`lis.report.learning_check`) is the uncertainty of *that* trained
-pair over the held-out tasks; it says nothing of how much the difference moves when SFT and GRPO
-are trained again with other seeds (run-to-run spread: data order, sampling, and on another machine
-float rounding). Each replicate r trains SFT with ``sft.seed + r`` and GRPO with ``grpo.seed + r``
-from the same base model and teacher data, and is evaluated on the same held-out tasks
-(workflow/rules/replicates.smk). The pooled row is the mean of the k per-seed differences with a
-95 % Student-t interval over seeds (df k − 1): the unit is the training run, not the task.
+One seed's paired interval (:mod:`lis.report.learning_check`) says nothing of how much the
+difference moves when SFT and GRPO are trained again with other seeds. Replicate r trains SFT and
+GRPO with their seeds + r (workflow/rules/replicates.smk); the pooled row is the mean of the k
+per-seed differences with a Student-t interval over seeds: the unit is the training run, not the task.
 """
 from __future__ import annotations
 

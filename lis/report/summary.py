@@ -32,8 +32,7 @@ def _pct(x: float | None) -> str:
 
 
 def _counts(*jobs: dict | None) -> str:
-    """ " · n a/b" (scored episodes of each job) and " · errors c/d" when a job had errors: an
-    accuracy is never shown without how many answers it rests on and how many were errors."""
+    """ " · n a/b" (scored episodes of each job) and " · errors c/d" when a job had errors."""
     ns = "/".join("–" if j is None else str(j.get("scored", j.get("n"))) for j in jobs)
     errs = [0 if j is None else int(j.get("errors") or 0) for j in jobs]
     return f" · n {ns}" + (f" · errors {'/'.join(map(str, errs))}" if any(errs) else "")
@@ -67,8 +66,7 @@ def table2(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]
 
 
 def table3(metrics: list[dict]) -> tuple[list[str], list[list[str]], list[dict]]:
-    """Long context: vanilla (documents inline, no tools), sandbox with documents in the prompt,
-    sandbox with documents as files."""
+    """Long context: vanilla, sandbox with documents in the prompt, sandbox with documents as files."""
     idx = _index(metrics)
     models = sorted({m["model"] for m in metrics if m["domain"] == "long_context"})
     header = ["Model", "Vanilla (documents in prompt)", "Sandbox, documents in prompt", "Sandbox, documents as files"]

@@ -1,7 +1,5 @@
-"""Tables from the analysis stages: behaviour (Tables 4, 8, 9; data/analysis/behaviour.json),
-efficiency (Tables 10, 11; data/analysis/efficiency.json, data/bench/throughput.json) and storage
-(Table 12; data/analysis/storage.json). The numbers are the analysis stages'; this module only shows
-them, each with its n and interval, and the paper's beside them where the same model ran.
+"""Tables from the analysis stages: behaviour (Tables 4, 8, 9), efficiency (Tables 10, 11) and storage
+(Table 12). The numbers are the analysis stages'; this module only shows them.
 """
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Accuracy tables from the evaluation jobs' metrics: Table 2 (vanilla vs sandbox per model and
-domain), Table 3 (long context: documents in the prompt vs as files), Table 6 (RL results), Table 7
-(training-data ablation) and the learning check (held-out context tasks, GRPO vs its SFT start,
-paired by task). Every accuracy cell shows its 95% interval, n and error count; the paper's number
-goes beside ours only where :mod:`lis.report.paper_identity` says the same model and training ran.
+"""Accuracy tables from the evaluation jobs' metrics: Tables 2, 3, 6 and 7 and the learning check. The
+paper's number goes beside ours only where :mod:`lis.report.paper_identity` says the same model and
+training ran.
 """
 from __future__ import annotations
 
@@ -129,8 +127,7 @@ def _trained_rows(ctx: Context) -> list[str]:
 
 def start_cell(ctx: Context, model: str) -> tuple[str, dict[str, Any]]:
     """Table 6's start cell of an RL row: the model it started from and the start's score on the training
-    tasks in the run's own mode (the run's step-1 training reward: the start policy's, at the training
-    temperature, before any update); the SFT / base rows name their own start."""
+    tasks (the run's step-1 training reward, before any update); SFT / base rows name their own start."""
     start = start_of(ctx, model)
     rec: dict[str, Any] = {"start": start, "start_train_reward": None, "train_mode": trained_in(model)}
     if model in ctx.inputs.runs:
@@ -222,15 +219,13 @@ def start_of(ctx: Context, model: str) -> str | None:
 
 
 def trained_in(model: str) -> str | None:
-    """The mode an RL model trained in: LLM-RL vanilla (documents in the prompt), GRPO sandbox; None
-    for a model that is not an RL model."""
+    """The mode an RL model trained in (LLM-RL: vanilla, GRPO: sandbox); None for any other model."""
     return "vanilla" if model == "llm-rl" else ("sandbox" if model.startswith("grpo-") else None)
 
 
 def learning(ctx: Context) -> tuple[Table, dict[str, Any] | None]:
     """The learning check table and its raw result (for index.json): every model on the held-out context
-    tasks in both modes, with its start; each RL model against its start, paired by task, in the mode it
-    trained in (GRPO: sandbox; LLM-RL: vanilla, the documents in the prompt)."""
+    tasks in both modes; each RL model against its start, paired by task, in the mode it trained in."""
     jobs = ctx.inputs.learning_jobs()
     variants = ctx.data["jobs"].get("grpo_data", [])
     treatment, control = (f"grpo-{variants[0]}" if variants else "grpo-files"), "sft"

@@ -6,21 +6,15 @@
     # view/jobs/<model>/<domain>/<mode>[-k].html        one job's episodes, in parts of PAGE_ROWS rows
     # view/episodes/<model>/<domain>/<mode>/<n>-<task>-r<repeat>.html   one page per episode
 
-Each input is given explicitly: a ``trajectories.jsonl`` or an eval job folder holding one. One
-page per episode, and listings of at most PAGE_ROWS rows, keep every page small at any scale.
-Links are relative, so the folder can be copied anywhere; CSS and JavaScript are inline, nothing
-is fetched from a network.
+Each input is a ``trajectories.jsonl`` or an eval job folder holding one. Pages stay small at any
+scale (one per episode, listings of at most PAGE_ROWS rows); links are relative and nothing is
+fetched from a network, so the folder can be copied anywhere.
 
-Outcome of an episode: ``error`` when it has no reward (an infrastructure failure, an interrupted
-or unscorable episode: what metrics.json counts as errors), ``correct`` for a reward of 1,
-``wrong`` for 0, ``partial`` in between (judge means, ROUGE-L, F1).
-
-Capabilities: an optional per-turn annotation ``{(episode_ref(record), step index): [capability,
-...]}`` (external / file / compute: the behaviour analysis's classifier) shows on each turn and
-adds the capability filter. ``lis view --classify`` runs the classifier
-(lis.analysis.behaviour.classify_episode) on the records; :func:`read_capabilities` reads the
-behaviour stage's ``turns.jsonl`` or any JSONL of ``{"episode": ref, "step": i, "capabilities":
-[...]}`` rows. (This module imports no analysis: the report stage's code stays its own.)
+Outcome: ``error`` without a reward (what metrics.json counts as errors), ``correct`` for 1,
+``wrong`` for 0, ``partial`` in between. Capabilities: an optional per-turn annotation
+``{(episode_ref(record), step index): [capability, ...]}`` from ``lis view --classify`` or
+:func:`read_capabilities` adds the capability filter. (This module imports no analysis: the report
+stage's code stays its own.)
 """
 from __future__ import annotations
 
@@ -117,10 +111,8 @@ def load(inputs: Iterable[Path | str]) -> Loaded:
 
 
 def read_capabilities(path: Path | str) -> dict[tuple[str, int], list[str]]:
-    """Per-turn capabilities from a JSONL whose rows name the episode either by its ref
-    (``{"episode": ref, "step": i, "capabilities": [...]}``) or by its fields, as the behaviour
-    stage's audit file ``data/analysis/behaviour/turns.jsonl`` does (``model, domain, mode,
-    task_id, repeat, step, capabilities``)."""
+    """Per-turn capabilities from a JSONL whose rows name the episode by its ref (``{"episode": ref,
+    "step": i, "capabilities": [...]}``) or by its fields, as the behaviour stage's turns.jsonl does."""
     p = Path(path)
     if not p.is_file():
         raise LisError(f"{p}: no such capabilities file",
@@ -152,8 +144,7 @@ def parse_capabilities(text: str, where: str) -> dict[tuple[str, int], list[str]
 
 # -- the site -------------------------------------------------------------------------------------
 def _slug(s: Any, limit: int = 60) -> str:
-    """A file-name-safe part that cannot climb out of its folder; a short hash keeps distinct
-    names distinct when characters had to be replaced."""
+    """A file-name-safe part that cannot climb out of its folder (hash-suffixed when characters were replaced)."""
     s = str(s)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", s).lstrip(".")[:limit] or "_"
     if safe != s:
@@ -162,8 +153,7 @@ def _slug(s: Any, limit: int = 60) -> str:
 
 
 def job_page_rel(model: Any, domain: Any, mode: Any) -> str:
-    """Where :func:`render_site` writes a job's (first) listing page, relative to its folder: the
-    report links its tables' cells to it."""
+    """Where :func:`render_site` writes a job's (first) listing page, relative to its folder."""
     return f"jobs/{_slug(model)}/{_slug(domain or '_')}/{_slug(mode or '_')}.html"
 
 
@@ -200,10 +190,8 @@ def _rel(target: Path, page: Path) -> str:
 
 def render_site(loaded: Loaded, out: Path, capabilities: Capabilities | None = None,
                 title: str = "Trajectories", page_rows: int = PAGE_ROWS) -> Path:
-    """Write index.html, the job pages and one page per episode under ``out``; return the index.
-
-    The index lists every episode while there are at most ``page_rows``; each job's page lists
-    its episodes in parts of at most ``page_rows``, so no page grows with the number of jobs."""
+    """Write index.html, the job pages (in parts of at most ``page_rows`` episodes) and one page per
+    episode under ``out``; return the index."""
     out = Path(out)
     if page_rows < 1:
         raise LisError(f"page_rows {page_rows}: must be at least 1", "give a positive number of rows per page")

@@ -1,11 +1,7 @@
-"""One episode of the trajectory viewer as a static HTML page (template
-``templates/viewer/episode.html.j2``): the task, every turn (reasoning, content, tool calls with
-their full arguments, observations, exit codes, tokens, times), the answer, the score and why the
-episode ended.
+"""One episode of the trajectory viewer as a static HTML page (``templates/viewer/episode.html.j2``).
 
 Everything from a record is model or environment output, hence hostile: the templates escape every
-value they print (text and attribute values alike; lis.report.html) and never place one in a
-script. Long texts are folded in ``<details>``, never cut (``FOLD_CHARS``, ``FOLD_LINES``).
+value they print (lis.report.html). Long texts are folded in ``<details>``, never cut.
 """
 from __future__ import annotations
 

@@ -94,13 +94,13 @@ def test_the_bootstrap_keeps_a_tasks_episodes_together():
         c.add("a", v=x)
     c.add("b", v=100)
     assert c.n == 5 and c.clusters == 2 and c.mean("v") == pytest.approx(152 / 5)
-    reps = c.boot_mean("v", rng_for("t"), 4000)
+    reps = c.boot_ratio("v", "_n", rng_for("t"), 4000)
     # every replicate draws whole tasks: a and a (13), b and b (100) or one of each (152/5)
     assert set(np.round(reps, 6)) <= {13.0, 100.0, round(152 / 5, 6)}
     one = Clustered()
     one.add("a", v=1)
     one.add("a", v=3)
-    assert one.boot_mean("v", rng_for("t")) is None and percentile_ci(None) is None  # one task: no interval
+    assert one.boot_ratio("v", "_n", rng_for("t")) is None and percentile_ci(None) is None  # one task: no interval
 
 
 def test_t_interval_on_known_values():

@@ -4,12 +4,6 @@ Definitions and rules: docs/behaviour.md; the rules themselves: ``patterns.yaml`
     from lis.analysis.behaviour import classify_episode, load_rules, load_trajectories, behaviour_report
     inputs, records = load_trajectories([Path("data/eval/base/math/sandbox/trajectories.jsonl")])
     result = behaviour_report(records, inputs, validate_settings({"groups": {"strong": ["base"]}}))
-
-Modules: ``rules`` (patterns.yaml), ``shell`` (reading a bash command), ``files`` (files the model
-wrote), ``classify`` (per-turn verdicts), ``reasoning`` (Table 9 counts), ``stats`` (bootstrap),
-``aggregate`` (per model × domain × mode), ``tables`` (Figure 2, Tables 4, 8, 9), ``report``
-(JSON and CSV outputs), ``turns`` (the per-turn audit, JSONL and parquet), ``inputs`` (reading
-exactly the given files), ``settings``, ``official`` (importers from the authors' trajectory formats).
 """
 from lis.analysis.behaviour.aggregate import EpisodeRow, episode_rows
 from lis.analysis.behaviour.classify import (EXCLUDED, EpisodeClassifier, EpisodeVerdict, Evidence, TurnVerdict,

@@ -5,11 +5,9 @@
     g.record()        # {"model", "domain", "mode", "episodes", "tasks", "excluded", "turns",
                       #  "avg_turns": {value, ci95}, "usage": {cap: {value, ci95}, "any": ...}, ...}
 
-Definitions: a turn is one model call (one step). The usage rate of capability c is the number of
-turns that used c divided by the number of turns, both summed over the group's episodes (a
-ratio of sums, the paper's "turns using c / total turns"). Average turns is turns per episode.
-Episodes that ended in an infrastructure error or were interrupted are excluded from both and
-counted in ``excluded``. Intervals: stats.py.
+The usage rate of a capability is turns using it / turns, both summed over the group's episodes
+(the paper's ratio of sums). Episodes that ended in an infrastructure error or were interrupted are
+excluded and counted in ``excluded``.
 """
 from __future__ import annotations
 

@@ -4,10 +4,9 @@
     scores = agreement(records, labels)              # records: import_official(...) of the episodes
     scores["compute"]                                # {n, agree, tp, fp, fn, tn, agreement, precision, recall}
 
-A label line names its episode (the trajectory file's stem without ``trajectory_``, or the record's
-task id), its 0-based step and the sha256 of the step's action; only labelled turns that are in the
-records count, and a turn whose action does not hash to the label's is an error (the labels belong to
-other episodes). ``python -m lis.analysis.behaviour.agreement LABELS TRAJECTORY...`` prints the table.
+A label names its episode, 0-based step and the sha256 of the step's action; a turn whose action
+does not hash to the label's is an error (the labels belong to other episodes).
+``python -m lis.analysis.behaviour.agreement LABELS TRAJECTORY...`` prints the table.
 """
 from __future__ import annotations
 

@@ -6,24 +6,12 @@
     verdict.per_turn[3].capabilities                 # ('compute', 'file')
     verdict.per_turn[3].evidence                     # which rule matched what, and where
 
-A turn is one model call (one Step). It uses a capability when any of its tool calls does, counted
-once per turn however many calls or rules match. A call uses a capability when a rule of that
-capability matches one of the texts the call runs (rules.py scopes):
-
-- ``execute_bash``: the shell text of the command; the Python it runs inline (``python -c``,
-  ``python - <<EOF``); and the files it runs that the episode wrote before (``python3 x.py``,
-  ``bash x.sh``, ``./x.py``), with their content as of this turn, and the local modules a followed
-  Python file imports — to a depth of 3 files;
-- ``str_replace_editor``: the editor rules on ``"<command> <path>"`` (``view`` is file management);
-  ``create``/``str_replace``/``insert`` only update the known content of the file;
-- ``submit`` and calls that did not run (bad JSON, unknown tool, missing argument): nothing.
-
-Running code is itself computation: the bash-scope rules ``run-interpreter``, ``run-script-file``,
-``compile``, ``converter`` (patterns.yaml) match the command that runs it, whatever the code holds;
-the Python-scope rules then say what kind of computation, file or external use the code makes.
-
-Files are known from the editor (create, str_replace, insert), here-documents and ``echo``/``printf``
-redirected to a file, and ``cp``/``mv`` of a known file (files.py).
+A turn (one model call) uses a capability when any of its tool calls does, counted once per turn.
+A call uses one when a rule of that capability matches a text the call runs: the shell command,
+the Python it runs inline, and the files it runs that the episode wrote before (with the local
+modules they import, to a depth of :data:`MAX_DEPTH` files); editor calls are matched on
+``"<command> <path>"``. Which texts each scope searches, and how files become known (files.py), are
+in docs/behaviour-definitions.md.
 """
 from __future__ import annotations
 

@@ -6,13 +6,10 @@
     files.insert("/testbed/x.py", 0, "import os")                # editor insert
     files.find("x.py", cwd="/testbed")                           # -> "/testbed/x.py" (or None)
 
-Only what the trajectory shows is known: a file changed by a program (``sed -i``, a script that
-writes a script) keeps the content last seen. An edit of a file never seen whole (written before
-the episode, or by a program) keeps the inserted text as the file's known part (``partial``).
-Paths are resolved like the shell would: absolute, else against the working directory; a name
-that still matches no known file is looked up by its base name when exactly one known file has it
-(the authors' episodes run every command in a fresh shell at /testbed, ours in one that keeps its
-working directory: the base name bridges the two).
+Only what the trajectory shows is known (a file a program changed keeps the content last seen; an
+edit of a file never seen whole is ``partial``). A name that matches no known path is looked up by
+its base name when exactly one known file has it: the authors' episodes run every command in a
+fresh shell at /testbed, ours in one that keeps its working directory.
 """
 from __future__ import annotations
 

@@ -4,27 +4,8 @@ that the behaviour analysis runs on episodes made with their package.
     records = import_official([Path("output")], model="their-model", domain="chem")
     records = import_rl_jsonl([Path("exp/…/chat_completions/150.jsonl")], model="grpo")
 
-Formats (llm-in-sandbox 0.2 and llm-in-sandbox-rl; docs/behaviour-authors.md):
-
-- **CLI episode** — ``trajectory.json`` = ``{problem_statement, steps: [{thought, reasoning_content,
-  action: {function, parameters}, observation, metadata: {step, exec_time}}], metadata}``, written
-  by ``llm-in-sandbox run`` as ``output/<YYYYmmdd_HHMMSS>/trajectory.json`` beside ``files/`` (a copy of
-  the output folder: ``files/answer.txt`` becomes the record's answer). The task id is the
-  timestamp folder's name.
-- **Benchmark run** — ``trajectory.json`` = ``{problem_id: {problem_statement, trajectory: [steps],
-  reward, agent_answer, ground_truth}}`` in ``output/<ts>_<task>_<llm>_<LLMinSandbox|vanillaLLM>/``
-  beside ``results.json`` (its ``config.mode``, ``config.llm_name`` and ``task`` give mode, model
-  and domain unless given).
-- **RL rollouts** — ``chat_completions/<step>.jsonl``, one line per episode:
-  ``{chat_completions: [messages with tool_calls], trajectory_reward, entry}``.
-
-Both observation styles of the published episodes are kept verbatim: ``Exit code: N\\nExecution
-output of \\[execute_bash]: …`` (its exit code is parsed) and raw output (exit code unknown: None).
-``exec_time`` is the model call's latency: it becomes ``llm_latency_s``; command times are not
-recorded by their package (0.0). An editor observation that reports a refused edit marks the
-call ``error="editor"`` (the file did not change). A step without an action (the model called no
-tool) has no calls. ``termination`` is ``submitted`` when the episode called ``submit``, else
-``truncated`` (out of steps or context: the model's doing, as in our runner).
+The three layouts read (CLI episode, benchmark run, RL rollouts) and how their fields map onto a
+record are in docs/behaviour-authors.md.
 """
 from __future__ import annotations
 
@@ -153,8 +134,7 @@ def _bench_meta(folder: Path) -> dict[str, str]:
 def import_official(paths: Iterable[Path], *, model: str | None = None, domain: str | None = None,
                     mode: str | None = None, root: Path | None = None) -> list[Trajectory]:
     """Trajectory records from the authors' trajectory.json files (CLI episodes or benchmark runs).
-    ``model``/``domain``/``mode`` override what the files say (defaults: "official", "", "sandbox").
-    Paths in the records (``run_id``) are given relative to ``root`` when they lie under it."""
+    ``model``/``domain``/``mode`` override what the files say; ``run_id`` is relative to ``root`` under it."""
     out: list[Trajectory] = []
     for f in official_files(paths):
         data = _read_json(f)
@@ -232,9 +212,8 @@ def _rl_steps(messages: list) -> list[dict]:
 
 def import_rl_jsonl(paths: Iterable[Path], *, model: str | None = None, domain: str | None = None,
                     mode: str | None = None) -> list[Trajectory]:
-    """Trajectory records from llm-in-sandbox-rl's chat_completions JSONL (one episode per line).
-    The domain is the line's ``entry.domain`` (or ``data_source``) unless given; the task id is
-    ``entry.id`` (or ``<file>:<line>``)."""
+    """Trajectory records from llm-in-sandbox-rl's chat_completions JSONL (one episode per line); domain
+    and task id from the line's ``entry`` unless given."""
     out = []
     for path in map(Path, paths):
         for n, d in _rl_lines(path):

@@ -4,11 +4,9 @@
     # {'lets_verify': 1, 'check_that': 0, ..., 'headers': 1, 'list_items': 1, ...,
     #  'headers_separators': 1, 'lists_math_blocks': 1}
 
-A response is the text the model answered with: the content of every step of a vanilla episode
-joined (one step in practice), with the reasoning channel too when ``include_reasoning`` (models
-that think separately; off by default). Each row counts occurrences (regex matches). Structure
-rows count outside ``` code fences, so a ``#`` comment in code is not a header; verification
-phrases count everywhere. The combined rows are sums of their parts (patterns.yaml).
+Each row counts regex matches in the answer's text (with the reasoning channel when
+``include_reasoning``). Structure rows count outside ``` code fences, so a ``#`` comment in code is
+not a header; the combined rows are sums of their parts (patterns.yaml).
 """
 from __future__ import annotations
 

@@ -4,9 +4,6 @@
     rules.for_scope("bash")              # the rules searched in a shell text
     rules.reasoning                      # Table 9 rows
     render_rules_markdown(rules)         # the table of docs/behaviour.md
-
-A malformed file (a missing key, an unknown capability or scope, a regex that does not compile)
-raises LisError naming the rule and the key.
 """
 from __future__ import annotations
 

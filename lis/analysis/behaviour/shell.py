@@ -4,22 +4,12 @@
     parsed.shell_text    # the command without here-document bodies and with `python -c` code blanked
     parsed.events        # in order: Cd('/testbed'), Write('x.py', 'print(1)\\n'), Run('x.py', 'python')
 
-Events, in the order they appear:
+Events: ``Code`` (code run now: ``python -c``, a here-document piped or fed to an interpreter),
+``Write`` (a here-document, ``echo`` or ``printf`` redirected to a file), ``Run`` (a file executed
+by python, a shell, or in command position), ``Copy`` (``cp``/``mv``) and ``Cd``.
 
-- ``Code(lang, text, origin)`` — code run now: ``python -c '…'``, ``python3 - <<EOF … EOF``,
-  ``bash <<EOF … EOF``, ``cat <<EOF | python3``;
-- ``Write(path, text, append, origin)`` — a file written from the command text: a here-document
-  redirected to a file (``cat > f <<EOF``, ``cat <<EOF > f``, ``cat <<EOF | tee f``), or
-  ``echo '…' > f`` / ``printf '…' > f``;
-- ``Run(path, runner)`` — a file executed: ``python[3] f`` (runner ``python``), ``bash|sh|zsh|source|. f``
-  (``shell``), or a path in command position (``./f``, ``/testbed/f``: ``direct``);
-- ``Copy(src, dst, move)`` — ``cp a b`` / ``mv a b`` (two operands);
-- ``Cd(path)`` — ``cd dir``.
-
-It is a reader of common forms, not a shell: quoting inside here-document delimiters, nested
-command substitutions and line continuations inside quoted code are handled only as far as the
-forms above need. What it does not understand is left in ``shell_text`` and only searched by the
-bash-scope rules.
+It is a reader of common forms, not a shell: what it does not understand is left in
+``shell_text`` and only searched by the bash-scope rules.
 """
 from __future__ import annotations
 
@@ -136,9 +126,8 @@ def _heredoc_kind(line: str, m: re.Match) -> tuple[str, str | None, bool]:
 
 
 def _quote_states(line: str, state: str) -> tuple[list[str], str]:
-    """The quoting in force at each character of ``line`` ('' none, "'" or '"'), given the state
-    the line starts in, and the state at its end. A ``#`` that starts a word outside quotes ends
-    the line (a comment)."""
+    """The quoting in force at each character of ``line`` ('' none, "'" or '"') from the state it starts
+    in, and the state at its end. A ``#`` starting a word outside quotes ends the line (a comment)."""
     states, i, n = [], 0, len(line)
     while i < n:
         c = line[i]

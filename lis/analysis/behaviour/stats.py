@@ -1,12 +1,8 @@
 """Point values and intervals of the behaviour numbers (ratios of sums over resampled units).
 
-Every number of the analysis is a ratio of sums over episodes: a usage rate is turns using the
-capability / turns, an average is the sum of a quantity / episodes. The bootstrap resamples the
-*units* — episodes (default) or tasks (all episodes of a task together, ``cluster: task``) — with
-replacement, B times, and recomputes the ratio; the 95% interval is the 2.5th and 97.5th
-percentiles. The generator is seeded from the settings' seed and the group's key, so a number
-does not depend on the order groups are computed in. Fewer than 2 units: no interval. The
-resampling itself is :func:`lis.util.stats.bootstrap_ratios` (scipy.stats.bootstrap).
+The bootstrap resamples episodes (default) or tasks (``cluster: task``) and recomputes the ratio
+(:func:`lis.util.stats.bootstrap_ratios`); it is seeded from the settings' seed and the group's key,
+so a number does not depend on the order groups are computed in. Fewer than 2 units: no interval.
 """
 from __future__ import annotations
 

@@ -7,11 +7,9 @@
     report["table8"]   # one row per settings.rl_pairs entry: before, after, after − before
     report["table9"]   # {"models": [...], "pairs": [...]}: reasoning patterns per vanilla response
 
-Figure 2 and Tables 4 and 8 use the episodes of ``settings.tool_mode`` (sandbox). A model's
-number over several domains pools its episodes (every turn counts once); a group's number
-(Table 4, Figure 2's per-domain rows) is the unweighted mean over its models, as the paper
-averages "all models except Qwen3-4B". A model a group or pair names but the inputs lack is
-listed under ``missing`` (Table 8 can be built before the trained checkpoints are evaluated).
+A model's number over several domains pools its episodes; a group's number is the unweighted mean
+over its models, as the paper averages. Models a group or pair names but the inputs lack are listed
+under ``missing``.
 """
 from __future__ import annotations
 

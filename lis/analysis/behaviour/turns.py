@@ -3,9 +3,8 @@
     write_turns(rows, Path("data/analysis/behaviour/turns.jsonl"))   # and turns.parquet beside it
     pl.read_parquet("data/analysis/behaviour/turns.parquet")          # TURN_SCHEMA, the JSONL's rows
 
-One record per turn of every classified episode, in the episodes' input order and the turns' order:
-the episode (model, domain, mode, task_id, repeat, included), then the turn's verdict
-(classify.TurnVerdict: step, calls, capabilities, rules, followed files, evidence).
+One record per turn of every classified episode, in input order: the episode's identity, then the
+turn's :class:`classify.TurnVerdict`.
 """
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ def turn_records(rows: list[EpisodeRow]) -> Iterator[dict[str, Any]]:
 
 
 def write_turns(rows: list[EpisodeRow], path: Path) -> list[Path]:
-    """The audit trail: ``path`` (JSONL, one line per turn) and the same rows as parquet beside it
-    (``path`` with the suffix ``.parquet``). Returns both paths."""
+    """The audit trail: ``path`` (JSONL, one line per turn) and the same rows as parquet beside it; both paths."""
     records = list(turn_records(rows))
     return [write_jsonl(path, records, default=None),
             write_parquet(records_frame(records, TURN_SCHEMA), parquet_beside(path))]
