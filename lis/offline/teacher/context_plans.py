@@ -33,7 +33,6 @@ from lis.offline.teacher.text import keywords
 
 Plan = list[Step]
 MAX_STEPS = 5
-GREP_LIMIT = 10          # SimSandbox.grep's `head -n`: more matching lines than this are cut
 
 
 def _eval(expr: str) -> str:

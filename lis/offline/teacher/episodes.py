@@ -16,7 +16,6 @@ Same seed → same episodes.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from dataclasses import dataclass
@@ -182,11 +181,3 @@ def episodes(n: int, seed: int, samples: dict[str, list[Task]] | None = None) ->
     rng = random.Random(seed)
     return [episode(rng, samples) for _ in range(n)]
 
-
-def episodes_sha256(eps: list[Episode]) -> str:
-    """A hash of ``eps`` (messages, tools, domain, mode): it changes with any prompt template,
-    sample task, tool schema or observation format the episodes were made from."""
-    h = hashlib.sha256()
-    for ep in eps:
-        h.update(json.dumps([ep.messages, ep.tools, ep.domain, ep.mode], sort_keys=True, ensure_ascii=False).encode())
-    return h.hexdigest()
