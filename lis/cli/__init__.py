@@ -1,26 +1,5 @@
-"""The ``lis`` command line: one sub-command per pipeline stage, plus tools around them.
-
-    lis doctor                      what this machine has, and what the profile still needs
-    lis params check|show           validate / print the merged params of a profile
-    lis image build                 stage 1: the sandbox image and its manifest
-    lis tasks                       task sets (offline samples or the HF hub) as JSONL
-    lis context-tasks               the RL training context tasks (train split, data variants)
-    lis score                       score one response with the runner's scorer
-    lis sandbox cleanup|exec        remove leftover sandboxes; run a command in a fresh one
-    lis bench sandbox               tool-call round trip, start, pool, concurrency, memory
-    lis bench memory                memory of one sandbox, idle and busy (Table 12)
-    lis throughput                  queries per minute, vanilla vs sandbox, one endpoint
-    lis efficiency tokens|storage   token/time split (Tables 10, 11); storage and memory (Table 12)
-    lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
-    lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
-    lis bench determinism           GRPO's rollouts in the deterministic mode against the default: time, repeats
-    lis train compare               two GRPO runs' step logs paired step by step (figure + summary)
-    lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
-    lis report                      last stage: paper_figures/
-    lis view                        trajectories as static HTML pages (index + one page per episode)
-    lis export inspect              eval jobs as Inspect logs (inspect view)
-    lis pipeline check|write        dvc.yaml and the Snakemake rules, rendered from lis/stages/
-"""
+"""The ``lis`` command line: one sub-command per pipeline stage, plus tools around them (``lis --help``
+lists them, each with what it does)."""
 from __future__ import annotations
 
 import ast
@@ -63,18 +42,13 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
         STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
-        if stage.entry not in GENERATED or own(stage):
+        if stage.entry not in GENERATED or not stage.runs:  # declared in the module its command runs
             GENERATED[stage.entry] = stage  # the command's options: its own module's stage, else the first
         if len(words) == 1:
             top[words[0]] = stage.entry
         else:
             sub.setdefault(words[0], {})[words[1]] = stage.entry
     return top, {g: (module, sub.get(g, {})) for g, module in GROUP_MODULES.items()}
-
-
-def own(stage) -> bool:
-    """Whether ``stage`` is declared in the module its command runs (``sft``, not ``sft_replicate``)."""
-    return not stage.runs
 
 
 GENERATED: dict = {}  # entry -> the stage whose declaration its command is made from
