@@ -1,9 +1,5 @@
 """The ``behaviour`` stage: how models use the computer — external resources, files, computation, turns
 (Figure 2, Tables 4, 8, 9; docs/behaviour.md).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the ``behaviour`` section, from the params
-or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` (made from the declaration) calls.
 """
 from __future__ import annotations
 

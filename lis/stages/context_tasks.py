@@ -1,9 +1,4 @@
 """The ``context_tasks`` stage: Context tasks for RL (train split; files, prompt and math variants).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which turns the params (``tasks.context``)
-into :class:`Settings`, and :func:`run`, which builds the train split of the context tasks, writes its
-three variants (``files``, ``prompt``, ``math``) and a manifest. ``lis context-tasks`` calls both.
 """
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """The ``tasks`` stage: one domain's task set as JSONL, and a manifest beside it (count, source, revision,
 sha256).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which turns the command line's flags and
-the params into :class:`Settings` (a flag given wins over params), and :func:`run`, which reads the
-tasks from their source (the offline samples, the Hugging Face hub, or the generated held-out context
-tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` is made from the
-declaration (lis/cli/stage_command.py) and calls both.
+A command-line flag given wins over params.
 
     lis tasks --domain math --profile smoke --out data/tasks/math.jsonl          # settings from params (the pipeline)
     lis tasks --domain biomed --source hub --revision <sha> --limit 100 --seed 0 --out data/tasks/biomed.jsonl
