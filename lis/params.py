@@ -314,8 +314,6 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
     ``profile`` overrides the file's ``profile:`` key (``snakemake --config profile=ci``).
     Raises ParamsError with one line naming the offending file and key.
     """
-    import copy
-
     if params_file is not None:
         pfile = Path(params_file).resolve()
         root = pfile.parent

@@ -1,10 +1,4 @@
-"""``lis bench``: performance measured against a baseline in the same run.
-
-    lis bench all [--only NAME,...]             every benchmark below into ONE results file, benchmarks/<date>-<commit>.json
-    lis bench time --name "make test" -- make test   a whole command's wall time into a results file
-    lis bench render [--check]                  the docs' tables from the newest results files
-    lis bench sandbox|serve|generate|rollout|determinism|inspect|inspect-tasks   one benchmark, JSON on stdout
-"""
+"""``lis bench``: performance measured against a baseline in the same run (``lis bench --help`` lists them)."""
 from __future__ import annotations
 
 import json
