@@ -238,7 +238,6 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
     acquire-wait percentiles, and the same episodes in-process."""
     import tempfile
 
-
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
