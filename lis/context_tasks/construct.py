@@ -13,10 +13,8 @@ For each QA pair of a context, one :class:`~lis.tasks.schema.Task` of domain
   answers, then the question and its options (:mod:`lis.context_tasks.statement`);
 * **ground truth and qa_type** as the official reward expects them: a letter, letters joined
   by ``", "``, or the free-form text; ``"multiple choice"`` or ``"free-form"``;
-* **meta**: ``context_id``, ``split``, ``variant`` ("files"), ``source``, ``question_kind``,
-  ``choices`` (choice questions), the knobs this task drew (``knobs``), which files hold the
-  context and which are distractors, and where each fact the answer needs is (``evidence``:
-  file, line, text) for the scripted teacher.
+* **meta**: where the task came from, the knobs it drew, and where each fact the answer needs is
+  (``evidence``: file, line, text) for the scripted teacher.
 
 Everything is drawn from ``random.Random`` seeded with (seed, context id, question index): the
 same settings give the same tasks in any order, another seed gives others.

@@ -1,8 +1,7 @@
 """Scripted agent episodes under the real prompts, for the tiny model's tokenizer and warm-up.
 
 An episode starts exactly as the evaluation starts one: ``lis.prompts.render_prompts(task,
-mode)`` for a task of :mod:`lis.offline.teacher.tasks` (the offline samples of every domain, ground
-truth blanked, and variations of them) in mode ``sandbox``, ``sandbox_inline`` or ``vanilla``.
+mode)`` for a task of :mod:`lis.offline.teacher.tasks` in mode ``sandbox``, ``sandbox_inline`` or ``vanilla``.
 Sandbox episodes then follow the agent loop's format turn by turn (``lis.agent.loop``): an
 assistant tool call (:mod:`lis.offline.teacher.plans`), the tool message with the observation the
 real tool would give (:mod:`lis.offline.teacher.sim_sandbox`), ``Steps Remaining: N`` appended to the newest
@@ -10,8 +9,6 @@ message before each turn, and a final ``submit`` once the answer file is written
 carry an earlier bad turn (no tool call, then the loop's reminder; or an unparseable call, then
 its error) that stays in the context but is not trained on (``NO_LOSS``), so the model learns to
 recover. Vanilla episodes are one user message and a short answer in the domain's form.
-
-Answers are random values of the right form, never a task's ground truth (see synthetic_tasks).
 Same seed → same episodes.
 """
 from __future__ import annotations
