@@ -153,26 +153,24 @@ def resolve(params: Optional[Params], domain: str, *, source: Optional[str] = No
         samples_dir = Path(params_samples)
     if source not in SOURCES:
         raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
+    hub_flags = (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                 ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset))
     if source == "generated":
-        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
-                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset),
-                            ("--samples-dir", samples_dir)):
+        for flag, value in (*hub_flags, ("--samples-dir", samples_dir)):
             if value:
                 raise LisError(f"{flag} does not apply to --source generated")
     elif source == "samples":
-        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
-                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
+        for flag, value in hub_flags:
             if value:
                 raise LisError(f"{flag} applies to --source hub only")
         samples_dir = Path(samples_dir) if samples_dir else default_samples()
     elif samples_dir:
         raise LisError("--samples-dir applies to --source samples only")
     sec, root = context if context is not None else ({}, None)
-    settings = Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
-                        dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
-                        require_pinned=require_pinned, context=sec, context_root=root,
-                        samples_dir=samples_dir if source == "samples" else None)
-    return settings
+    return Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
+                    dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
+                    require_pinned=require_pinned, context=sec, context_root=root,
+                    samples_dir=samples_dir if source == "samples" else None)
 
 
 def _from_hub(s: Settings) -> tuple[list, dict[str, Any]]:
