@@ -1,7 +1,4 @@
-"""The ``image`` stage: Sandbox image (profile <profile>).
-
-The image is built only when its tag (a content hash of image.context and the image params) is missing.
-"""
+"""The ``image`` stage: Sandbox image (profile <profile>); what it does: ``ABOUT``."""
 from __future__ import annotations
 
 import logging
