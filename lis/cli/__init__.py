@@ -3,6 +3,7 @@ lists them, each with what it does)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import sys
@@ -62,18 +63,14 @@ def _attr(target: str):
     return getattr(importlib.import_module(module), name)
 
 
-_APPS: dict[str, typer.Typer] = {}
-
-
+@functools.cache
 def group_app(name: str) -> typer.Typer:
     """The Typer app of the group ``name``, with its extra sub-commands attached (once)."""
-    if name not in _APPS:
-        module, extra = GROUPS[name]
-        sub = importlib.import_module(module).app
-        for command, target in extra.items():
-            sub.command(command)(_attr(target))
-        _APPS[name] = sub
-    return _APPS[name]
+    module, extra = GROUPS[name]
+    sub = importlib.import_module(module).app
+    for command, target in extra.items():
+        sub.command(command)(_attr(target))
+    return sub
 
 
 def command_callback(name: str):
@@ -164,15 +161,11 @@ def interrupted_line() -> str:
     return f"interrupted{f' at {where}' if where else ''}; run again to resume"
 
 
-_COMMANDS: list = []
-
-
+@functools.cache
 def _command():
     """The click command tree of ``app``, built once per process (typer reads every command's
-    signature to build it: ~40 ms, paid again by each in-process run_cli otherwise)."""
-    if not _COMMANDS:
-        _COMMANDS.append(typer.main.get_command(app))
-    return _COMMANDS[0]
+    signature to build it, which each in-process run_cli would pay again)."""
+    return typer.main.get_command(app)
 
 
 def run_cli(argv: list[str] | None = None) -> int:
