@@ -27,12 +27,9 @@ import re
 
 from lis.prompts.layout import Layout
 from lis.tasks.schema import Task
-from lis.offline.teacher.plans import check_answer, write_answer
+from lis.offline.teacher.plans import MAX_STEPS, Plan, check_answer, write_answer
 from lis.offline.teacher.sim_sandbox import SimSandbox, Step, bash_step
 from lis.offline.teacher.text import keywords
-
-Plan = list[Step]
-MAX_STEPS = 5
 
 
 def _eval(expr: str) -> str:
@@ -108,17 +105,8 @@ def find_answer(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) ->
     the documents, then read the file that holds the answer (when one holds it verbatim)."""
     docs = _docs(box, lay)
     golds = _answer_texts(task)
-    hit = None
-    for g in golds:
-        for p in docs:
-            for i, line in enumerate(box.files[p].split("\n"), 1):
-                if g and g.lower() in line.lower():
-                    hit = (p, i, line)
-                    break
-            if hit:
-                break
-        if hit:
-            break
+    hit = next(((p, i, line) for g in golds if g for p in docs
+                for i, line in enumerate(box.files[p].split("\n"), 1) if g.lower() in line.lower()), None)
     steps: Plan = []
     question = _question(task.problem_statement)
     words = [w for w in keywords(question, rng, 6) if len(w) >= 5]
