@@ -86,9 +86,9 @@ def summarize_vanilla(records: list[Any], tasks: dict[str, Any]) -> dict[str, An
             "answers": [r.answer[:60] for r in records]}
 
 
-def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHECK_DOMAINS, per_domain: int = 2,
-                max_turns: int = 6, sampling: Any = None, seed: int = 0, vanilla: bool = True) -> dict[str, Any]:
-    """Run the first ``per_domain`` sample tasks of each domain in sandbox (and vanilla) mode and
+def check_agent(model: Any, sandbox_config: Any, per_domain: int = 2, max_turns: int = 6, sampling: Any = None,
+                seed: int = 0) -> dict[str, Any]:
+    """Run the first ``per_domain`` sample tasks of each domain in sandbox and vanilla mode and
     summarise the behaviour (see the module docstring). Episode ``i`` samples with seed
     ``seed + i``; each sandbox episode gets a fresh sandbox of ``sandbox_config``.
 
@@ -103,7 +103,7 @@ def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHEC
                                                      if v not in (None, {})}},
                            "sandbox": {}, "vanilla": {}}
     k = 0
-    for domain in domains:
+    for domain in CHECK_DOMAINS:
         tasks = load_samples(domain)[:per_domain]
         by_id = {t.id: t for t in tasks}
         boxed, plain = [], []
@@ -112,11 +112,9 @@ def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHEC
             k += 1
             with make_sandbox(sandbox_config).start() as sb:
                 boxed.append(run_task(t, model, "sandbox", ep, sandbox=sb))
-            if vanilla:
-                plain.append(run_task(t, model, "vanilla", ep))
+            plain.append(run_task(t, model, "vanilla", ep))
         out["sandbox"][domain] = summarize_sandbox(boxed, by_id)
-        if vanilla:
-            out["vanilla"][domain] = summarize_vanilla(plain, by_id)
+        out["vanilla"][domain] = summarize_vanilla(plain, by_id)
     out["overall"] = _overall(out["sandbox"])
     return out
 
