@@ -73,31 +73,23 @@ OPTIONS = (
 
 @dataclass(frozen=True)
 class Settings:
-    """One run of the stage, flags and params resolved (:func:`resolve`)."""
+    """One run of the stage, flags and params resolved (:func:`resolve`): each field means what the option of
+    its name says (``OPTIONS``; None: not given); for source generated, ``context`` is the params'
+    ``tasks.context`` section and ``context_root`` the project root its paths are relative to (None: the
+    working directory)."""
 
     domain: str
     source: str = "samples"
-    """samples | hub | generated (instruct_pretrain only)."""
     limit: Optional[int] = None
-    """Keep at most this many tasks (a seeded draw; the order is kept); None: all."""
     seed: int = 0
-    """Seed of the ``limit`` draw."""
     revision: Optional[str] = None
-    """hub: the dataset revision (None: the current main, unpinned)."""
     dataset: str = "paper"
-    """hub: paper | original."""
     config: Optional[str] = None
-    """hub, instruct_pretrain: the dataset config."""
     bench_dataset: str = PAPER_BENCH
-    """hub, paper: the hub dataset of the paper's benchmark."""
     require_pinned: bool = False
-    """hub: refuse an unpinned revision."""
     context: dict = field(default_factory=dict)
-    """generated: the params' ``tasks.context`` section."""
     context_root: Optional[Path] = None
-    """generated: the project root that section's paths are relative to (None: the working directory)."""
     samples_dir: Optional[Path] = None
-    """samples: the folder holding the offline samples (the stage's one data input)."""
 
     def __post_init__(self):
         if self.source not in SOURCES:
