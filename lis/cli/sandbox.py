@@ -40,7 +40,6 @@ def exec_(command: str = typer.Argument(..., help="The bash command to run."),
     """Run one command in a fresh sandbox of the current params and print the result as JSON."""
     import dataclasses
 
-
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend})
