@@ -4,11 +4,9 @@
     check_agent(model, sandbox_config, per_domain=2, max_turns=6)
 
 For each domain it runs sandbox episodes (``lis.agent.run_task``: the real prompts, tools,
-observations and answer file) and vanilla turns, and reports behaviour, not accuracy: the
-fraction of turns whose tool calls are all valid calls of the three tools, of episodes that end
-with ``submit``, that leave a non-empty answer file, and whose answer has the domain's form
-(``\\boxed{}`` for math/physics, one letter for choice questions, any text otherwise); the mean
-turns; the fraction of ``execute_bash`` calls that exited 0; the commands run most often.
+observations and answer file) and vanilla turns, and reports behaviour, not accuracy
+(:func:`summarize_sandbox`): valid tool calls, episodes that submit, answer files, answers of the
+domain's form (:func:`answer_has_form`), turns, bash exit codes, the commands run most often.
 """
 from __future__ import annotations
 
