@@ -19,12 +19,10 @@ from lis.sandbox import registry
 from lis.stages import registry as stage_registry
 from lis.util import cancel, progress
 
-# Every sub-command, by name: the module (and attribute) that defines it. Nothing is imported until
-# a command line names it, so `lis tasks` loads the tasks command's code and nothing else; `lis
-# --help` loads them all. The pipeline's stage commands come from the stage registry (lis/stages:
-# each stage's command line and the function it runs, read without importing a stage); the tools
-# around them are listed here. A group's extra sub-commands live in modules of their own (their
-# stages' code stays apart: `lis pipeline check` follows the module that defines the command).
+# Every sub-command, by name: the module (and attribute) that defines it, imported only when a command
+# line names it. The stage commands come from the stage registry; the tools around them are listed here.
+# A group's extra sub-commands live in modules of their own, so that a stage's code (which `lis pipeline
+# check` follows from the module that defines its command) does not include them.
 TOOLS = {"run": "lis.cli.run:run", "serve": "lis.cli.serve:serve", "score": "lis.cli.score:score",
          "doctor": "lis.cli.doctor:doctor", "view": "lis.cli.view:view"}
 GROUP_MODULES = {

@@ -68,12 +68,10 @@ def outputs_in(out_dir: Path) -> dict[str, Path]:
 
 
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
-    """Build the train split of the context tasks from ``settings.context`` (its source: generated,
-    seed or paper) and write each variant's tasks to ``outputs[<variant>]`` (JSONL, one Task per line)
-    and the manifest (counts, qa_type mix, seed, source, knobs, content hashes) to
-    ``outputs["manifest"]`` (:func:`outputs_in`); return the manifest. ``inputs`` is empty: the
-    sources are the settings' (relative to ``settings.root``). Raises LisError when the source cannot
-    be read (an unreachable hub names the dataset and the offline way out)."""
+    """Build the train split of the context tasks from ``settings.context`` and write each variant's tasks
+    to ``outputs[<variant>]`` (JSONL) and the manifest to ``outputs["manifest"]`` (:func:`outputs_in`);
+    return the manifest. ``inputs`` is empty: the sources are the settings' (relative to
+    ``settings.root``). Raises LisError when the source cannot be read."""
 
     t0 = time.monotonic()
     if "out" in outputs:  # the command line's folder
