@@ -126,10 +126,6 @@ def available_profiles(root: Path) -> list[str]:
     return sorted(p.stem for p in (root / OVERLAY_DIR).glob("*.yaml"))
 
 
-def _fmt_path(path: tuple) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
 def _non_finite(obj: Any, path: tuple = ()) -> tuple | None:
     """The key path of the first number that is not finite (YAML's ``.nan``, ``.inf``), or None."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -157,7 +153,7 @@ def validate(data: dict, source: str) -> Any:
 
     bad = _non_finite(data)
     if bad is not None:
-        raise ParamsError(f"{source}: {_fmt_path(bad)}: not a finite number",
+        raise ParamsError(f"{source}: {'.'.join(map(str, bad)) or '(top level)'}: not a finite number",
                           f"fix {source}; give a number (YAML .nan and .inf are not)")
     try:
         return ParamsModel.model_validate(data)

@@ -35,11 +35,6 @@ from lis.tasks.schema import Task
 DOMAIN = "instruct_pretrain"
 
 
-def distractor_pool(contexts: list[Context]) -> list[tuple[str, Document]]:
-    """Every document of ``contexts`` with the id of its context (the distractors of a split)."""
-    return [(c.id, d) for c in contexts for d in c.documents]
-
-
 def _files(ctx_docs: list[Document], extra: list[Document], s: ContextSection, named: bool,
            rng: random.Random) -> tuple[dict[str, str], list[str], list[str]]:
     """(files in shown order, names of the context's files, names of the distractor files)."""
@@ -104,5 +99,5 @@ def construct_task(ctx: Context, k: int, pool: list[tuple[str, Document]], s: Co
 
 def construct_tasks(contexts: list[Context], s: ContextSection, split: str) -> list[Task]:
     """The tasks of every QA pair of ``contexts`` (one split: distractors come from it alone)."""
-    pool = distractor_pool(contexts)
+    pool = [(c.id, d) for c in contexts for d in c.documents]  # every document of the split, with its context
     return [construct_task(c, k, pool, s, split) for c in contexts for k in range(len(c.qas))]
