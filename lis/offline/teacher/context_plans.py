@@ -63,10 +63,6 @@ def _read_file(box: SimSandbox, path: str, rng: random.Random, line: int | None 
     return box.view_file(path, first, min(n_lines, line + rng.randint(1, 10)))
 
 
-def _shows(step: Step, sentences: list[str]) -> bool:
-    return all(s in step.observation for s in sentences)
-
-
 def read_facts(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """Steps that show every fact ``meta["needs"]`` lists: one file read directly (it is named
     after the entity, or found by grepping the entity's name first), else a ``grep`` of each
@@ -85,7 +81,7 @@ def read_facts(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> 
             steps.append(box.grep(facts[0]["entity"], docs, f"{lay.input_dir}/*"))
         line = where[sentences[0]][1] if sentences[0] in where else None
         step = _read_file(box, files[0], rng, line, keywords[0] if len(keywords) == 1 else None)
-        return steps + [step if _shows(step, sentences) else box.cat(files[0])]
+        return steps + [step if all(s in step.observation for s in sentences) else box.cat(files[0])]
     steps = []
     left = list(sentences)
     for kw in sorted(keywords, key=lambda k: -sum(f["keyword"] == k for f in facts)):

@@ -21,6 +21,7 @@ from typing import Any
 from lis.agent.loop import CONTINUE_MSG
 from lis.agent.parsing import INVALID
 from lis.agent.tools.schemas import TOOLS
+from lis.agent.turn import append_remaining
 from lis.prompts import choice_letters, layout, prompt_kind, render_prompts
 from lis.offline.teacher import text as st
 from lis.offline.teacher.plans import phrase, plan
@@ -75,10 +76,6 @@ def _bad_turn(rng: random.Random) -> list[dict[str, Any]]:
     return [msg, _tool_message(msg, error)]
 
 
-def _remaining(msg: dict[str, Any], n: int) -> None:
-    msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
-
-
 def task_sandbox(task: Task, mode: str):
     """The layout of ``task`` in ``mode`` and a simulated sandbox holding its folders and, where the
     mode places them, its files: what a plan starts from."""
@@ -108,7 +105,7 @@ def sandbox_episode(task: Task, mode: str, rng: random.Random, planner=None) -> 
     messages = render_prompts(task, mode)
     turns, max_turns = planned_turns(task, mode, rng, planner)
     for k, step in enumerate(turns):
-        _remaining(messages[-1], max_turns - k)
+        append_remaining(messages[-1], max_turns - k)
         if step is None:
             messages += _bad_turn(rng)
             continue
