@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import math
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -170,9 +172,6 @@ WANT = {"int_type": "integer", "int_parsing": "integer", "int_from_float": "inte
 
 def _unwrap(node: Any) -> Any:
     """The model or container type inside ``Annotated`` and ``X | None``."""
-    import types
-    import typing
-
     while typing.get_origin(node) in (typing.Annotated, typing.Union, types.UnionType):
         args = [a for a in typing.get_args(node) if a is not type(None)]
         if typing.get_origin(node) is typing.Annotated:
@@ -184,8 +183,6 @@ def _unwrap(node: Any) -> Any:
 
 def _walk(model: Any, loc: tuple) -> tuple[tuple, Any]:
     """``loc`` without pydantic's union tags (``int``, ``function-after[...]``), and the type it ends at."""
-    import typing
-
     node, path = _unwrap(model), []
     for part in loc:
         fields = getattr(node if isinstance(node, type) else type(node), "model_fields", None)

@@ -14,6 +14,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -40,8 +41,6 @@ EXIT_FAILED = 3
 def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) -> tuple[str, dict]:
     """A params entry by name; a local model folder; else any served model name at --base-url (an
     OpenAI-compatible server)."""
-    import os
-
     models = p.settings("models")
     if model in models and not base_url:
         spec = model_spec(p, model)

@@ -10,6 +10,7 @@ domain's form (:func:`answer_has_form`), turns, bash exit codes, the commands ru
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -93,8 +94,6 @@ def check_agent(model: Any, sandbox_config: Any, per_domain: int = 2, max_turns:
     Raises LisError when a domain has no offline sample; sandbox failures end an episode with
     termination ``sandbox_error`` (counted, not raised).
     """
-    import dataclasses
-
     cfg = AgentConfig(max_turns=max_turns, episode_timeout_s=300.0, sampling=sampling or Sampling())
     out: dict[str, Any] = {"settings": {"per_domain": per_domain, "max_turns": max_turns, "seed": seed,
                                         "sampling": {k: v for k, v in cfg.sampling.__dict__.items()
