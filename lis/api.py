@@ -1,9 +1,4 @@
-"""The root's one-call helpers: one scored episode from this project's params.
-
-    import lis
-    task = lis.load_samples("math")[0]
-    record = lis.run_task(task, "sft")          # a models entry (or any ChatModel), sandbox mode
-    print(record.termination, record.answer, record.reward)
+"""The root's one-call helpers: one scored episode from this project's params (example: :mod:`lis`).
 
 ``run_task`` builds what ``lis eval run`` builds for one episode: the sandbox of the ``sandbox``
 section on the built image (``data/image/manifest.json``; ``lis image build`` makes it), the agent

@@ -3,6 +3,7 @@ the hub models at their revisions, the served models entries in use, disk."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -109,7 +110,7 @@ def check_vllm() -> Check:
             return Check("vllm", True, f"the vLLM server: {' '.join(vllm_program.program())} (TRL's NCCL weight "
                          f"push would also need the gpu extra here, {want})")
         return Check("vllm", False, f"not installed (the gpu extra pins {want})",
-                     f"bash scripts/setup.sh vllm (the server's own venv); on a CUDA host also pip install -e '.[gpu]'")
+                     "bash scripts/setup.sh vllm (the server's own venv); on a CUDA host also pip install -e '.[gpu]'")
     have = metadata.version("vllm")
     if pin and have != pin:
         return Check("vllm", False, f"vllm {have} is installed, the gpu extra pins {pin}",
@@ -154,7 +155,6 @@ def check_disk(root: Path, min_gb: float) -> Check:
 def check_hub_models(params, hub: Check) -> Check:
     """The hub models the profile loads (base.hub and the vLLM-served entries in use) exist on the hub
     at their revisions; unpinned ones (revision null: current main) are named."""
-    import json
     import urllib.parse
     import urllib.request
 

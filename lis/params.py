@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import math
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -126,10 +128,6 @@ def available_profiles(root: Path) -> list[str]:
     return sorted(p.stem for p in (root / OVERLAY_DIR).glob("*.yaml"))
 
 
-def _fmt_path(path: tuple) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
 def _non_finite(obj: Any, path: tuple = ()) -> tuple | None:
     """The key path of the first number that is not finite (YAML's ``.nan``, ``.inf``), or None."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -157,7 +155,7 @@ def validate(data: dict, source: str) -> Any:
 
     bad = _non_finite(data)
     if bad is not None:
-        raise ParamsError(f"{source}: {_fmt_path(bad)}: not a finite number",
+        raise ParamsError(f"{source}: {'.'.join(map(str, bad)) or '(top level)'}: not a finite number",
                           f"fix {source}; give a number (YAML .nan and .inf are not)")
     try:
         return ParamsModel.model_validate(data)
@@ -174,9 +172,6 @@ WANT = {"int_type": "integer", "int_parsing": "integer", "int_from_float": "inte
 
 def _unwrap(node: Any) -> Any:
     """The model or container type inside ``Annotated`` and ``X | None``."""
-    import types
-    import typing
-
     while typing.get_origin(node) in (typing.Annotated, typing.Union, types.UnionType):
         args = [a for a in typing.get_args(node) if a is not type(None)]
         if typing.get_origin(node) is typing.Annotated:
@@ -188,8 +183,6 @@ def _unwrap(node: Any) -> Any:
 
 def _walk(model: Any, loc: tuple) -> tuple[tuple, Any]:
     """``loc`` without pydantic's union tags (``int``, ``function-after[...]``), and the type it ends at."""
-    import typing
-
     node, path = _unwrap(model), []
     for part in loc:
         fields = getattr(node if isinstance(node, type) else type(node), "model_fields", None)
@@ -314,8 +307,6 @@ def load(root: str | Path | None = None, profile: str | None = None, params_file
     ``profile`` overrides the file's ``profile:`` key (``snakemake --config profile=ci``).
     Raises ParamsError with one line naming the offending file and key.
     """
-    import copy
-
     if params_file is not None:
         pfile = Path(params_file).resolve()
         root = pfile.parent

@@ -10,10 +10,8 @@ A record that fails is one :class:`RecordError` naming where it came from and th
 "data/tasks/math.jsonl line 3: field ground_truth: a list is not text". Readers of many records
 skip the row and say so (an eval job goes on, within ``eval.max_error_share``); readers of one
 record refuse it in one line. Models keep unknown keys out (``extra="ignore"``: newer writers may
-add fields) and accept what older writers left out (the defaults). What every model refuses:
-wrong types (no silent ``str()`` of a list), numbers that are not finite, negative counts and
-times, rewards and accuracies outside [0, 1], an empty task id, and document names that would
-leave ``/testbed/documents`` (absolute, ``..``, NUL, empty parts).
+add fields) and accept what older writers left out (the defaults); wrong types are refused, never
+converted (no silent ``str()`` of a list).
 """
 from __future__ import annotations
 

@@ -1,29 +1,9 @@
-"""The ``lis`` command line: one sub-command per pipeline stage, plus tools around them.
-
-    lis doctor                      what this machine has, and what the profile still needs
-    lis params check|show           validate / print the merged params of a profile
-    lis image build                 stage 1: the sandbox image and its manifest
-    lis tasks                       task sets (offline samples or the HF hub) as JSONL
-    lis context-tasks               the RL training context tasks (train split, data variants)
-    lis score                       score one response with the runner's scorer
-    lis sandbox cleanup|exec        remove leftover sandboxes; run a command in a fresh one
-    lis bench sandbox               tool-call round trip, start, pool, concurrency, memory
-    lis bench memory                memory of one sandbox, idle and busy (Table 12)
-    lis throughput                  queries per minute, vanilla vs sandbox, one endpoint
-    lis efficiency tokens|storage   token/time split (Tables 10, 11); storage and memory (Table 12)
-    lis serve                       the sandboxed agent as an OpenAI-compatible endpoint
-    lis bench serve                 load test of lis serve: latency percentiles, throughput, lost episodes
-    lis bench determinism           GRPO's rollouts in the deterministic mode against the default: time, repeats
-    lis train compare               two GRPO runs' step logs paired step by step (figure + summary)
-    lis behaviour analyse|classify|import|rules   how models use the computer (Figure 2, Tables 4, 8, 9)
-    lis report                      last stage: paper_figures/
-    lis view                        trajectories as static HTML pages (index + one page per episode)
-    lis export inspect              eval jobs as Inspect logs (inspect view)
-    lis pipeline check|write        dvc.yaml and the Snakemake rules, rendered from lis/stages/
-"""
+"""The ``lis`` command line: one sub-command per pipeline stage, plus tools around them (``lis --help``
+lists them, each with what it does)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import sys
@@ -39,12 +19,10 @@ from lis.sandbox import registry
 from lis.stages import registry as stage_registry
 from lis.util import cancel, progress
 
-# Every sub-command, by name: the module (and attribute) that defines it. Nothing is imported until
-# a command line names it, so `lis tasks` loads the tasks command's code and nothing else; `lis
-# --help` loads them all. The pipeline's stage commands come from the stage registry (lis/stages:
-# each stage's command line and the function it runs, read without importing a stage); the tools
-# around them are listed here. A group's extra sub-commands live in modules of their own (their
-# stages' code stays apart: `lis pipeline check` follows the module that defines the command).
+# Every sub-command, by name: the module (and attribute) that defines it, imported only when a command
+# line names it. The stage commands come from the stage registry; the tools around them are listed here.
+# A group's extra sub-commands live in modules of their own, so that a stage's code (which `lis pipeline
+# check` follows from the module that defines its command) does not include them.
 TOOLS = {"run": "lis.cli.run:run", "serve": "lis.cli.serve:serve", "score": "lis.cli.score:score",
          "doctor": "lis.cli.doctor:doctor", "view": "lis.cli.view:view"}
 GROUP_MODULES = {
@@ -63,18 +41,13 @@ def _commands() -> tuple[dict[str, str], dict[str, tuple[str, dict[str, str]]]]:
     for stage in stage_registry.stages():
         words = stage.command_words[1:]
         STAGE_SECTIONS.setdefault(" ".join(words), tuple(stage.params))
-        if stage.entry not in GENERATED or own(stage):
+        if stage.entry not in GENERATED or not stage.runs:  # declared in the module its command runs
             GENERATED[stage.entry] = stage  # the command's options: its own module's stage, else the first
         if len(words) == 1:
             top[words[0]] = stage.entry
         else:
             sub.setdefault(words[0], {})[words[1]] = stage.entry
     return top, {g: (module, sub.get(g, {})) for g, module in GROUP_MODULES.items()}
-
-
-def own(stage) -> bool:
-    """Whether ``stage`` is declared in the module its command runs (``sft``, not ``sft_replicate``)."""
-    return not stage.runs
 
 
 GENERATED: dict = {}  # entry -> the stage whose declaration its command is made from
@@ -88,18 +61,14 @@ def _attr(target: str):
     return getattr(importlib.import_module(module), name)
 
 
-_APPS: dict[str, typer.Typer] = {}
-
-
+@functools.cache
 def group_app(name: str) -> typer.Typer:
     """The Typer app of the group ``name``, with its extra sub-commands attached (once)."""
-    if name not in _APPS:
-        module, extra = GROUPS[name]
-        sub = importlib.import_module(module).app
-        for command, target in extra.items():
-            sub.command(command)(_attr(target))
-        _APPS[name] = sub
-    return _APPS[name]
+    module, extra = GROUPS[name]
+    sub = importlib.import_module(module).app
+    for command, target in extra.items():
+        sub.command(command)(_attr(target))
+    return sub
 
 
 def command_callback(name: str):
@@ -190,15 +159,11 @@ def interrupted_line() -> str:
     return f"interrupted{f' at {where}' if where else ''}; run again to resume"
 
 
-_COMMANDS: list = []
-
-
+@functools.cache
 def _command():
     """The click command tree of ``app``, built once per process (typer reads every command's
-    signature to build it: ~40 ms, paid again by each in-process run_cli otherwise)."""
-    if not _COMMANDS:
-        _COMMANDS.append(typer.main.get_command(app))
-    return _COMMANDS[0]
+    signature to build it, which each in-process run_cli would pay again)."""
+    return typer.main.get_command(app)
 
 
 def run_cli(argv: list[str] | None = None) -> int:

@@ -1,9 +1,7 @@
 """``lis behaviour``: how models use the computer (Figure 2, Tables 4, 8, 9; docs/behaviour.md).
 
     lis behaviour analyse --jobs --profile smoke --out data/analysis/behaviour.json --csv-dir data/analysis/behaviour
-    lis behaviour analyse data/eval/base/math/sandbox data/eval/base/math/vanilla --settings behaviour.yaml
     lis behaviour classify --format official output/            # per-episode counts (and --turns)
-    lis behaviour import --format official output/ --out runs.jsonl --model their-model --domain chem
     lis behaviour rules [--update-doc docs/behaviour.md]        # the rules table (from patterns.yaml)
 """
 from __future__ import annotations

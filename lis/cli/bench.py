@@ -1,14 +1,10 @@
-"""``lis bench``: performance measured against a baseline in the same run.
-
-    lis bench all [--only NAME,...]             every benchmark below into ONE results file, benchmarks/<date>-<commit>.json
-    lis bench time --name "make test" -- make test   a whole command's wall time into a results file
-    lis bench render [--check]                  the docs' tables from the newest results files
-    lis bench sandbox|serve|generate|rollout|determinism|inspect|inspect-tasks   one benchmark, JSON on stdout
-"""
+"""``lis bench``: performance measured against a baseline in the same run (``lis bench --help`` lists them)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import tempfile
 from pathlib import Path
 from typing import List, Optional
 
@@ -149,8 +145,6 @@ def rollout(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft"
 def rollout_group(p, model_dir: Path, task, samples: int, overrides: dict | None = None) -> dict:
     """`lis bench rollout`'s measurement: the grpo section's episodes of ``task`` (``overrides``: keys of
     the grpo section changed), ``samples`` of them."""
-    import dataclasses
-
     g = p.settings("grpo").model_copy(update=overrides or {})
     sandbox = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}",
                              backend=g.sandbox_backend)  # the backend GRPO's episodes run on
@@ -184,8 +178,6 @@ def determinism(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="
 def rollout_modes(p, model_dir: Path, found: list, steps: int, progress, overrides: dict | None = None) -> dict:
     """`lis bench determinism`'s measurement: GRPO's rollouts of ``found`` in both modes, ``steps`` steps
     (``overrides``: keys of the grpo section changed)."""
-    import dataclasses
-
     g = p.settings("grpo").model_copy(update=overrides or {})
     if g.threads:
         import torch
@@ -242,9 +234,6 @@ def serve(requests: int = typer.Option(64, "--requests", min=1, max=1024, help="
     upstream a replay server (our overhead); latency p50/p90/p99, throughput, lost episodes (every
     request answered with its own answer, every sandbox removed), the server's sandbox start and
     acquire-wait percentiles, and the same episodes in-process."""
-    import tempfile
-
-
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=f"bench-{registry.RUN_ID}", overrides={"backend": backend})
     args = ["--profile", p.profile] + (["--params", str(params_file)] if params_file else []) + \
@@ -293,8 +282,6 @@ def generate(model_dir: Path = typer.Option(layout.path(layout.MODEL, model="sft
     with console.status("benchmarking") as status:
         say = lambda s: status.update(f"benchmarking: {s}")  # noqa: E731
         if engine == "vllm":
-            import tempfile
-
             from lis.bench.vllm import bench_vllm_generate, vllm_engine
 
             with tempfile.TemporaryDirectory(prefix="lis-bench-vllm-") as tmp, \

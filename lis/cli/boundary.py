@@ -9,6 +9,7 @@ The traceback never reaches the terminal unless ``LIS_DEBUG=1``; it goes to the 
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -124,13 +125,7 @@ def usage(e: click_exceptions.ClickException) -> int:
 
 
 def _command(args: list[str]) -> str:
-    words = []
-    for a in args:
-        if a.startswith("-"):
-            break
-        words.append(a)
-        if len(words) == 2:
-            break
+    words = list(itertools.takewhile(lambda a: not a.startswith("-"), args))[:2]
     return "lis " + " ".join(words) if words else "lis"
 
 

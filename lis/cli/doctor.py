@@ -20,7 +20,6 @@ def doctor(profile: Optional[str] = Profile, params_file: Optional[Path] = Param
     from rich.console import Console
     from rich.table import Table
 
-
     p = load_params(profile, params_file)
     checks, needs = run_checks(p)
     table = Table(title=f"lis doctor — profile {p.profile} (Python {platform.python_version()})")

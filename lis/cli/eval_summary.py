@@ -17,8 +17,6 @@ def summary(root: Path = typer.Option(Path(layout.EVAL_ROOT), "--root", help="Wh
     from rich.console import Console
     from rich.table import Table
 
-
-
     if root.exists() and not root.is_dir():
         raise LisError(f"--root {root} is a file, not a folder", "give the folder of the eval jobs (data/eval)")
     metrics = load_metrics(root)

@@ -4,11 +4,9 @@
     lis run --model Qwen/Qwen3-4B-Instruct-2507 --base-url http://localhost:8000/v1 --query "..." --input-dir ./in
 
 Writes OUTPUT/<YYYYmmdd_HHMMSS>/ with files/ (the sandbox's /testbed/output), answer.txt and
-trajectory.json. Exit status: 0 when the episode ran to its end (submitted, max_turns, token_budget,
-timeout), 2 for bad input, 3 when it ended in model_error, sandbox_error or error (the files are
-still written and the error is printed), or when its output folder was over
-sandbox.limits.copy_out_mb (the answer file and what fits are copied; files/COPY_OUT_NOTE.txt
-lists the rest; one line on stderr says so).
+trajectory.json. Exit status: as the command's help says, and also 3 when the output folder was over
+sandbox.limits.copy_out_mb (the answer file and what fits are copied; files/COPY_OUT_NOTE.txt lists the
+rest; one line on stderr says so).
 """
 from __future__ import annotations
 
@@ -16,6 +14,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -42,9 +41,6 @@ EXIT_FAILED = 3
 def _model_spec(p, model: str, base_url: Optional[str], api_key: Optional[str]) -> tuple[str, dict]:
     """A params entry by name; a local model folder; else any served model name at --base-url (an
     OpenAI-compatible server)."""
-    import os
-
-
     models = p.settings("models")
     if model in models and not base_url:
         spec = model_spec(p, model)

@@ -1,6 +1,7 @@
 """``lis sandbox``: look after sandboxes (clean up what runs left, try a command)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Optional
@@ -38,9 +39,6 @@ def exec_(command: str = typer.Argument(..., help="The bash command to run."),
           backend: Optional[str] = typer.Option(None, "--backend", help="docker or bwrap (default: params)."),
           profile: Optional[str] = Profile, params_file: Optional[Path] = ParamsFile) -> None:
     """Run one command in a fresh sandbox of the current params and print the result as JSON."""
-    import dataclasses
-
-
     registry.install_signal_handlers()
     p = load_params(profile, params_file)
     cfg = sandbox_config(p, run_id=registry.RUN_ID, overrides={"backend": backend})

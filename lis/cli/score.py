@@ -70,9 +70,7 @@ def score(
             task = Task.from_dict({"id": "cli", **record}, where=str(task_json)) if isinstance(record, dict) else None
         except RecursionError:
             raise LisError(f"{task_json} is not a task record (nested too deep)", "give one task record") from None
-        except LisError:
-            raise
-        except (ValueError, KeyError) as e:
+        except (ValueError, KeyError) as e:  # a LisError (a bad field) passes as it is
             raise LisError(f"{task_json} is not a task record: {e}", "it needs domain, problem_statement, ground_truth") from e
         if task is None:
             raise LisError(f"{task_json} is not a JSON object", "give one task record")

@@ -1,17 +1,10 @@
 """The ``lis`` command of a pipeline stage, made from its declaration: the command runs the ``run`` of the
 stage's module (or of the module named by ``runs``); there is no command module to write.
 
-Its options: each ``--option PATH`` of the declared ``cmd`` (an input when PATH is one of its ``deps``
-or the folder holding some, an output when it is one of its outputs or their folder; the declared path
-its default), then the module's ``OPTIONS`` (:class:`lis.stages.spec.Option`: the model, the domain, a
-seed offset, a flag, a path with another default), then ``--profile``, ``--params`` and ``--set
-KEY=VALUE`` (when the stage reads params), ``--log`` and ``--verbose``. It calls the module's
-``resolve(params, **options)`` (when it has one; else the settings are the params, or None for a stage
-that reads none), then ``run(settings, inputs, outputs)``, then prints ``summary(result)`` (or
-``summary(result, outputs)``) when the module has one. ``HELP`` (option name -> text) documents the
-paths; ``ABOUT`` is the command's help (else the stage's title and the module's first paragraph);
-``reads_params(explicit, **options)`` says when the options need no params; ``PARAMS_OPTIONAL``: outside
-a project the command runs on its flags alone.
+Its options and the module's names it uses (``OPTIONS``, ``resolve``, ``run``, ``summary``, ``HELP``,
+``ABOUT``, ``reads_params``): docs/extending.md, "What the declaration says". Without ``ABOUT`` the
+command's help is the stage's title and the first paragraph of the module's docstring; with
+``PARAMS_OPTIONAL`` the command runs on its flags alone outside a project.
 """
 from __future__ import annotations
 

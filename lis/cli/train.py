@@ -1,10 +1,5 @@
 """``lis train``: the training stages — base model, teacher episodes, SFT warm start (and RFT).
 
-    lis train base    --out data/models/base                    # the tiny base (or a hub / local model)
-    lis train teacher --out data/train/teacher                  # scripted teacher in the real sandbox
-    lis train sft     --base data/models/base --data data/train/teacher/trajectories.jsonl --out data/models/sft
-    lis train plan    --profile full                            # will it fit? memory per GPU, disk per checkpoint
-
 The stages' commands (``base``, ``teacher``, ``sft``, ``grpo``) are made from their declarations in
 lis/stages/ (lis/cli/stage_command.py); ``lis train compare`` is lis/cli/train_compare.py; this module
 holds the tools around them.

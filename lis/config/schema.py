@@ -33,8 +33,6 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
         target = copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[1]])
         rest = {k: v for k, v in node.items() if k != "$ref"}
         node = {**target, **rest}
-        if "description" in rest and "description" in target:
-            node["description"] = rest["description"]
     return {k: _inline(v, defs) for k, v in node.items()}
 
 

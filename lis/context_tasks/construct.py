@@ -13,10 +13,8 @@ For each QA pair of a context, one :class:`~lis.tasks.schema.Task` of domain
   answers, then the question and its options (:mod:`lis.context_tasks.statement`);
 * **ground truth and qa_type** as the official reward expects them: a letter, letters joined
   by ``", "``, or the free-form text; ``"multiple choice"`` or ``"free-form"``;
-* **meta**: ``context_id``, ``split``, ``variant`` ("files"), ``source``, ``question_kind``,
-  ``choices`` (choice questions), the knobs this task drew (``knobs``), which files hold the
-  context and which are distractors, and where each fact the answer needs is (``evidence``:
-  file, line, text) for the scripted teacher.
+* **meta**: where the task came from, the knobs it drew, and where each fact the answer needs is
+  (``evidence``: file, line, text) for the scripted teacher.
 
 Everything is drawn from ``random.Random`` seeded with (seed, context id, question index): the
 same settings give the same tasks in any order, another seed gives others.
@@ -35,11 +33,6 @@ from lis.context_tasks.statement import problem_statement
 from lis.tasks.schema import Task
 
 DOMAIN = "instruct_pretrain"
-
-
-def distractor_pool(contexts: list[Context]) -> list[tuple[str, Document]]:
-    """Every document of ``contexts`` with the id of its context (the distractors of a split)."""
-    return [(c.id, d) for c in contexts for d in c.documents]
 
 
 def _files(ctx_docs: list[Document], extra: list[Document], s: ContextSection, named: bool,
@@ -106,5 +99,5 @@ def construct_task(ctx: Context, k: int, pool: list[tuple[str, Document]], s: Co
 
 def construct_tasks(contexts: list[Context], s: ContextSection, split: str) -> list[Task]:
     """The tasks of every QA pair of ``contexts`` (one split: distractors come from it alone)."""
-    pool = distractor_pool(contexts)
+    pool = [(c.id, d) for c in contexts for d in c.documents]  # every document of the split, with its context
     return [construct_task(c, k, pool, s, split) for c in contexts for k in range(len(c.qas))]

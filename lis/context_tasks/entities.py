@@ -157,10 +157,7 @@ def filler(kind: Kind, name: str, rng: random.Random, n: int) -> list[str]:
     """``n`` filler sentences about ``name`` (repeats only once the pool is used up)."""
     pool = list(kind.filler)
     rng.shuffle(pool)
-    out = []
-    for i in range(n):
-        out.append(pool[i % len(pool)].format(name=name, product=rng.choice(PRODUCTS)))
-    return out
+    return [pool[i % len(pool)].format(name=name, product=rng.choice(PRODUCTS)) for i in range(n)]
 
 
 @dataclass

@@ -63,9 +63,7 @@ def _document(e: Entity, s: ContextSection, rng: random.Random) -> Document:
 
 def _entity(kind_name: str, names: _Names, rng: random.Random) -> Entity:
     kind = KINDS[kind_name]
-    values = {}
-    for a in kind.attrs:
-        values[a.key] = names.new(rng) if a.kind == "place" else draw_value(a, rng)
+    values = {a.key: names.new(rng) if a.kind == "place" else draw_value(a, rng) for a in kind.attrs}
     return Entity(kind, names.new(rng), values)
 
 

@@ -102,12 +102,9 @@ def parse_row(row: dict[str, Any], index: int, config: str, seed: int = 0) -> Co
     if not qas:
         return None
     body = text.strip() + "\n"
-    return Context(id=f"seed-{slug_id(name)}-{index:06d}", source=f"seed:{name}", documents=[Document("", body)],
+    slug = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower() or "rows"
+    return Context(id=f"seed-{slug}-{index:06d}", source=f"seed:{name}", documents=[Document("", body)],
                    qas=qas, meta={"rc_name": name, "row": index, "QA_type": row.get("QA_type")})
-
-
-def slug_id(name: str) -> str:
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower() or "rows"
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:

@@ -14,8 +14,6 @@ from lis.context_tasks.records import Context
 from lis.errors import LisError
 from lis.tasks.schema import Task
 
-SPLITS = ("train", "held_out")
-
 
 def split_contexts(contexts: list[Context], held_out: int, seed: int) -> tuple[list[Context], list[Context]]:
     """(train, held-out): ``held_out`` contexts drawn with ``seed``; both keep the contexts' order."""

@@ -1,8 +1,7 @@
 """The offline scaffolding: what stands in for a hub model and a strong teacher where neither is at hand.
 
 - :mod:`lis.offline.tokenizer`, :mod:`lis.offline.base`: the tiny Qwen3-shaped base (its tokenizer, its
-  random-init weights pretrained for a few steps on text the teacher writes); the smoke profile's
-  ``base.source: tiny``.
+  random-init weights); the smoke profile's ``base.source: tiny``.
 - :mod:`lis.offline.random_model`: a random-init model of a published shape (``lis model random``), for
   the paper-scale rehearsals of lis/train/rehearsal and lis/train/plan.
 - :mod:`lis.offline.teacher`: the scripted teacher, whose episodes in the real sandbox are the SFT data of

@@ -4,14 +4,13 @@
     check_agent(model, sandbox_config, per_domain=2, max_turns=6)
 
 For each domain it runs sandbox episodes (``lis.agent.run_task``: the real prompts, tools,
-observations and answer file) and vanilla turns, and reports behaviour, not accuracy: the
-fraction of turns whose tool calls are all valid calls of the three tools, of episodes that end
-with ``submit``, that leave a non-empty answer file, and whose answer has the domain's form
-(``\\boxed{}`` for math/physics, one letter for choice questions, any text otherwise); the mean
-turns; the fraction of ``execute_bash`` calls that exited 0; the commands run most often.
+observations and answer file) and vanilla turns, and reports behaviour, not accuracy
+(:func:`summarize_sandbox`): valid tool calls, episodes that submit, answer files, answers of the
+domain's form (:func:`answer_has_form`), turns, bash exit codes, the commands run most often.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -86,24 +85,22 @@ def summarize_vanilla(records: list[Any], tasks: dict[str, Any]) -> dict[str, An
             "answers": [r.answer[:60] for r in records]}
 
 
-def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHECK_DOMAINS, per_domain: int = 2,
-                max_turns: int = 6, sampling: Any = None, seed: int = 0, vanilla: bool = True) -> dict[str, Any]:
-    """Run the first ``per_domain`` sample tasks of each domain in sandbox (and vanilla) mode and
+def check_agent(model: Any, sandbox_config: Any, per_domain: int = 2, max_turns: int = 6, sampling: Any = None,
+                seed: int = 0) -> dict[str, Any]:
+    """Run the first ``per_domain`` sample tasks of each domain in sandbox and vanilla mode and
     summarise the behaviour (see the module docstring). Episode ``i`` samples with seed
     ``seed + i``; each sandbox episode gets a fresh sandbox of ``sandbox_config``.
 
     Raises LisError when a domain has no offline sample; sandbox failures end an episode with
     termination ``sandbox_error`` (counted, not raised).
     """
-    import dataclasses
-
     cfg = AgentConfig(max_turns=max_turns, episode_timeout_s=300.0, sampling=sampling or Sampling())
     out: dict[str, Any] = {"settings": {"per_domain": per_domain, "max_turns": max_turns, "seed": seed,
                                         "sampling": {k: v for k, v in cfg.sampling.__dict__.items()
                                                      if v not in (None, {})}},
                            "sandbox": {}, "vanilla": {}}
     k = 0
-    for domain in domains:
+    for domain in CHECK_DOMAINS:
         tasks = load_samples(domain)[:per_domain]
         by_id = {t.id: t for t in tasks}
         boxed, plain = [], []
@@ -112,11 +109,9 @@ def check_agent(model: Any, sandbox_config: Any, domains: tuple[str, ...] = CHEC
             k += 1
             with make_sandbox(sandbox_config).start() as sb:
                 boxed.append(run_task(t, model, "sandbox", ep, sandbox=sb))
-            if vanilla:
-                plain.append(run_task(t, model, "vanilla", ep))
+            plain.append(run_task(t, model, "vanilla", ep))
         out["sandbox"][domain] = summarize_sandbox(boxed, by_id)
-        if vanilla:
-            out["vanilla"][domain] = summarize_vanilla(plain, by_id)
+        out["vanilla"][domain] = summarize_vanilla(plain, by_id)
     out["overall"] = _overall(out["sandbox"])
     return out
 

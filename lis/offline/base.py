@@ -3,12 +3,9 @@
     build_base("data/models/base", seed=0)            # lis train base (the pipeline's `base` stage)
 
 Offline and deterministic: the same arguments give the same files (weights hash included) on the
-same software stack. The tokenizer is trained on CPython standard-library sources and on the
-teacher's scripted episodes under the real prompts of every domain and mode, rendered by the chat
-template (TRL's Qwen3-Instruct-2507 template; merges may cross words, so the long prompts become
-short) plus the rendered prompts of the training context tasks when given. The model is a Qwen3
-(by default hidden 64, 2 layers, about 0.36 M parameters) with random weights: it knows nothing;
-the ``sft`` stage teaches it the agent's form, GRPO in the sandbox what works.
+same software stack. The tokenizer: :mod:`lis.offline.tokenizer`. The model is a Qwen3 (by default
+hidden 64, 2 layers) with random weights: it knows nothing; the ``sft`` stage teaches it the agent's
+form, GRPO in the sandbox what works.
 """
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ from lis.util.hashing import hash_obj
 
 log = logging.getLogger("lis.offline.base")
 
-BUILD_VERSION = 3          # 3: base only (the warm-up became the Lightning SFT stage)
+BUILD_VERSION = 3          # in the manifest: raised when the build changes what it writes
 THREADS = 1                # fixed, so float reductions (and the weights) are the same on every run
 DEFAULT_ARCH = dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
                     num_key_value_heads=1, head_dim=32)

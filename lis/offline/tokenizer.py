@@ -1,16 +1,14 @@
 """A byte-level BPE tokenizer for the tiny model, trained offline on local text only.
 
 The corpus is the first CPython standard-library sources (sorted by name) plus the warm-up's
-scripted episodes under the real prompts, rendered by the chat template, so the prompts, the
-tool block and tool calls cost few tokens. Unlike GPT-2's, the pre-tokenizer splits only at newlines and runs of
-spaces, so merges may cross words: a recurring prompt phrase or the head of a tool call
-(``{"name": "execute_bash", "arguments": {"command": "``) becomes one token. Digits are single
-tokens (as Qwen's tokenizer has them) and ``.``, ``,`` and ``'`` tokens of their own, so that a
-number or a name read in a document is the same ids when the model writes it as an answer (a
-value that ends a sentence, "1760.", would otherwise be other tokens than "1760": copying it
-would be impossible for a small model). That halves the
-real prompts' length (a tiny model trains in seconds on them) and makes a valid call a few
-tokens long. A newline is always a token of its own, so an assistant turn (after
+scripted episodes under the real prompts, rendered by the chat template. Unlike GPT-2's, the
+pre-tokenizer splits only at newlines and runs of spaces, so merges may cross words: a recurring
+prompt phrase or the head of a tool call (``{"name": "execute_bash", "arguments": {"command": "``)
+becomes one token, and a valid call is a few tokens long. Digits are single tokens (as Qwen's
+tokenizer has them) and ``.``, ``,`` and ``'`` tokens of their own, so that a number or a name read
+in a document is the same ids when the model writes it as an answer (a value that ends a sentence,
+"1760.", would otherwise be other tokens than "1760": copying it would be impossible for a small
+model). A newline is always a token of its own, so an assistant turn (after
 ``<|im_start|>assistant\n``) starts on a token boundary, as its labels in the warm-up need.
 The chat template is TRL's copy of Qwen3-Instruct-2507's, byte for byte: TRL recognises a
 template by its exact text, so its tool-call response parser applies (``add_response_schema``).

@@ -19,7 +19,6 @@ from lis.errors import LisError
 PLACEHOLDERS = ("role", "task", "answer_note", "encouraged_approaches", "anti_hardcoding", "critical_boxed",
                 "working_dir", "input_dir", "output_dir", "answer_file", "letters",
                 "problem_statement", "documents", "number", "text")
-UNTRUSTED = ("problem_statement", "documents", "text")  # filled last: their braces are never read
 _ANY = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 

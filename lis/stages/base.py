@@ -1,10 +1,5 @@
 """The ``base`` stage: the starting model in data/models/base (params ``base``) — the tiny offline Qwen3
 built here (random weights, its own tokenizer), a hub model at a revision, or a local folder.
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the params' ``base`` section as
-:class:`Settings`) and :func:`run`, which builds, downloads or copies the model
-(:mod:`lis.offline.base`). ``lis train base`` calls both.
 """
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """The ``behaviour`` stage: how models use the computer — external resources, files, computation, turns
 (Figure 2, Tables 4, 8, 9; docs/behaviour.md).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the ``behaviour`` section, from the params
-or a settings file, and the params' job lists) and :func:`run`, which ``lis behaviour analyse`` (made from the declaration) calls.
 """
 from __future__ import annotations
 
@@ -120,13 +116,11 @@ def resolve(params: Optional[Params], settings_file: Optional[Path] = None, jobs
 
 
 def run(settings: Settings, inputs: dict[str, Any], outputs: dict[str, Optional[Path]]) -> dict[str, Any]:
-    """Classify every turn of the episodes of ``inputs["trajectories"]`` (trajectories.jsonl files or
-    eval job folders; with ``settings.jobs`` also every job's under ``inputs["eval_root"]``) by the rules
-    of patterns.yaml, and write the report (usage rates and average turns per model × domain × mode with
-    95% bootstrap intervals, Figure 2's data, Tables 4, 8 and 9) to ``outputs["out"]``; when given, its
+    """The report of ``ABOUT`` from the episodes of ``inputs["trajectories"]`` (with ``settings.jobs`` also
+    every job's under ``inputs["eval_root"]``), written to ``outputs["out"]`` and returned; when given, its
     tables as CSV into ``outputs["csv_dir"]`` and every turn's verdict to ``outputs["turns_out"]`` (JSONL,
-    and .parquet beside it). Return the report. Raises LisError when no trajectories are given, or
-    named files hold no episode (without ``settings.jobs``)."""
+    and .parquet beside it). Raises LisError when no trajectories are given, or named files hold no
+    episode (without ``settings.jobs``)."""
 
     s = validate_settings(settings.behaviour.model_dump())
     files = list(inputs.get("trajectories") or [])

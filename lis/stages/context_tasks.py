@@ -1,9 +1,4 @@
 """The ``context_tasks`` stage: Context tasks for RL (train split; files, prompt and math variants).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which turns the params (``tasks.context``)
-into :class:`Settings`, and :func:`run`, which builds the train split of the context tasks, writes its
-three variants (``files``, ``prompt``, ``math``) and a manifest. ``lis context-tasks`` calls both.
 """
 from __future__ import annotations
 
@@ -73,12 +68,10 @@ def outputs_in(out_dir: Path) -> dict[str, Path]:
 
 
 def run(settings: Settings, inputs: dict[str, Path], outputs: dict[str, Path]) -> dict[str, Any]:
-    """Build the train split of the context tasks from ``settings.context`` (its source: generated,
-    seed or paper) and write each variant's tasks to ``outputs[<variant>]`` (JSONL, one Task per line)
-    and the manifest (counts, qa_type mix, seed, source, knobs, content hashes) to
-    ``outputs["manifest"]`` (:func:`outputs_in`); return the manifest. ``inputs`` is empty: the
-    sources are the settings' (relative to ``settings.root``). Raises LisError when the source cannot
-    be read (an unreachable hub names the dataset and the offline way out)."""
+    """Build the train split of the context tasks from ``settings.context`` and write each variant's tasks
+    to ``outputs[<variant>]`` (JSONL) and the manifest to ``outputs["manifest"]`` (:func:`outputs_in`);
+    return the manifest. ``inputs`` is empty: the sources are the settings' (relative to
+    ``settings.root``). Raises LisError when the source cannot be read."""
 
     t0 = time.monotonic()
     if "out" in outputs:  # the command line's folder

@@ -1,9 +1,5 @@
 """The ``efficiency`` stage: prompt, model and environment tokens; environment time (Tables 10, 11;
 docs/efficiency.md).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the ``efficiency`` section with the command
-line's options applied, and the params' job lists) and :func:`run`, which ``lis efficiency tokens`` (made from the declaration) calls.
 """
 from __future__ import annotations
 

@@ -9,12 +9,9 @@ default; ``prompt`` — the same tasks with the documents in the prompt; ``math`
 in the sandbox with the three tools. LLM-RL (the paper's Table 5/6 baseline): the same tasks and
 recipe, context in the prompt, no tools, one turn (params ``llm_rl`` over ``grpo``).
 
-The whole stage in one module: its declaration (``STAGE``), :func:`resolve` (the params with the
-``grpo`` section typed, the mode's and a replicate's overrides over it) and :func:`run` (the model with
-its manifest, ``metrics.json`` for DVC metrics and ``train_log.csv`` for DVC plots). The training
-itself is :func:`lis.train.grpo.trainer.train_grpo`. ``lis train grpo`` is made from the declaration
-(lis/cli/stage_command.py). Under ``accelerate launch --num_processes N`` every rank runs the stage with its own sandbox pool
-(``sandbox_workers`` each) and its share of each step's episodes; rank 0 alone writes the outputs.
+The training itself is :func:`lis.train.grpo.trainer.train_grpo`. Under ``accelerate launch
+--num_processes N`` every rank runs the stage with its own sandbox pool (``sandbox_workers`` each) and its
+share of each step's episodes; rank 0 alone writes the outputs.
 """
 from __future__ import annotations
 
@@ -233,7 +230,6 @@ def _train(settings, init: Path, tasks: list, tmp: Path, agent_cfg, sandbox, mod
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal)
     workers = min(settings.sandbox_workers, max(1, settings.group_batch // n_proc))  # this rank's episodes
     # every episode of a step finds its sandbox started; the next step's start while the trainer updates
-    # (on 2 cores: rollouts 10.8 -> 8.4 s per step of 32 episodes against warm=8)
     with SandboxPool(sandbox, max_concurrent=workers, warm=workers) as pool:
         return train_grpo(init, tasks, tmp, settings, agent_cfg=agent_cfg, pool=pool, mode=mode, ckpt_dir=ckpt,
                           log_path=ckpt / "steps.jsonl", progress=console.is_terminal)

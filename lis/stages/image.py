@@ -1,11 +1,4 @@
-"""The ``image`` stage: Sandbox image (profile <profile>).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which turns the command line's flag and
-the params (``image``) into :class:`Settings`, and :func:`run`, which builds the sandbox image if its
-tag (a content hash of image.context and the image params) is missing and writes its manifest.
-``lis image build`` calls both.
-"""
+"""The ``image`` stage: Sandbox image (profile <profile>); what it does: ``ABOUT``."""
 from __future__ import annotations
 
 import logging

@@ -1,10 +1,4 @@
 """The ``model_card`` stage: Model card of <name>.
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which finds the model's entry in the params
-(``models``) and makes :class:`Settings` of it, and :func:`run`, which writes the card: the entry and
-what identifies the model's weights. ``lis model card`` calls both; the evaluation of every model
-depends on data/models/<name>, trained here or carded here.
 """
 from __future__ import annotations
 

@@ -27,10 +27,9 @@ CONSTANTS = ("EVAL_PARAMS",)  # the lists spec.py names, read from the folder's 
 def _constants(folder: Path) -> dict:
     """spec.py's shared lists as the folder holds them (literals, read without importing)."""
     path = folder / "spec.py"
-    out = {}
-    for node in ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", "") in CONSTANTS:
-            out[node.targets[0].id] = ast.literal_eval(node.value)
+    body = ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body
+    assigns = [node for node in body if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    out = {n.targets[0].id: ast.literal_eval(n.value) for n in assigns if getattr(n.targets[0], "id", "") in CONSTANTS}
     missing = set(CONSTANTS) - set(out)
     if missing:
         raise LisError(f"{path}: {', '.join(sorted(missing))} not defined as literals", "restore them in lis/stages/spec.py")

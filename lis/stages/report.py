@@ -1,10 +1,5 @@
 """The ``report`` stage: paper_figures/ — every table (Markdown, LaTeX, CSV) and figure (PNG, PDF) of the
 paper, with the paper's numbers beside ours, and an index (md, json, html) with provenance.
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule and
-its command ``lis report`` are made) and :func:`run`, which reads the profile's params (the sections
-``report``, ``jobs``, ``models`` and ``tasks``), checks that the inputs are the declared ones and
-builds the report (:func:`lis.report.build.build_report`).
 """
 from __future__ import annotations
 

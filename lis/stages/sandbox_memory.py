@@ -1,8 +1,4 @@
 """The ``sandbox_memory`` stage: memory of an idle and a busy sandbox, read from its cgroup (Table 12).
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the ``sandbox_memory`` section with the
-command line's options applied) and :func:`run`, which ``lis bench memory`` calls.
 """
 from __future__ import annotations
 

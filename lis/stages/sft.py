@@ -1,11 +1,7 @@
 """The ``sft`` stage: SFT warm start (PyTorch Lightning) on the teacher's successful episodes, and the
 command that ``sft_replicate`` runs too (with a seed offset).
 
-The whole stage in one module: its declaration (``STAGE``), :func:`resolve` (the params with the ``sft``
-section checked by its model, a replicate's seed applied) and :func:`run` (reads the trajectories,
-trains, writes the model with its manifest). The training itself is
-:func:`lis.train.sft.stage.run_sft_stage`, which the test suite's tiny agent runs too. ``lis train sft``
-is made from the declaration (lis/cli/stage_command.py).
+The training itself is :func:`lis.train.sft.stage.run_sft_stage`, which the test suite's tiny agent runs too.
 """
 from __future__ import annotations
 

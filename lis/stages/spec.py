@@ -6,6 +6,7 @@ a stage run once per job (``foreach`` / ``matrix``), ``${section.key}`` for a pa
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,9 +118,4 @@ class Stage:
     @property
     def command_words(self) -> tuple[str, ...]:
         """The command's words before its first option: ``("lis", "train", "grpo")``."""
-        words = []
-        for word in self.cmd.split():
-            if word.startswith("-"):
-                break
-            words.append(word)
-        return tuple(words)
+        return tuple(itertools.takewhile(lambda word: not word.startswith("-"), self.cmd.split()))

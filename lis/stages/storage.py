@@ -1,8 +1,5 @@
 """The ``storage`` stage: Table 12 — our image's measured size beside the paper's shared image and the
 task-specific image sets it quotes, and our sandbox memory (idle, busy peak) beside the paper's.
-
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule and
-its command ``lis efficiency storage`` are made), ``run`` and ``summary``.
 """
 from __future__ import annotations
 

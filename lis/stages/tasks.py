@@ -1,12 +1,7 @@
 """The ``tasks`` stage: one domain's task set as JSONL, and a manifest beside it (count, source, revision,
 sha256).
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve`, which turns the command line's flags and
-the params into :class:`Settings` (a flag given wins over params), and :func:`run`, which reads the
-tasks from their source (the offline samples, the Hugging Face hub, or the generated held-out context
-tasks), draws the ``limit`` and writes the set and its manifest. ``lis tasks`` is made from the
-declaration (lis/cli/stage_command.py) and calls both.
+A command-line flag given wins over params.
 
     lis tasks --domain math --profile smoke --out data/tasks/math.jsonl          # settings from params (the pipeline)
     lis tasks --domain biomed --source hub --revision <sha> --limit 100 --seed 0 --out data/tasks/biomed.jsonl
@@ -78,31 +73,23 @@ OPTIONS = (
 
 @dataclass(frozen=True)
 class Settings:
-    """One run of the stage, flags and params resolved (:func:`resolve`)."""
+    """One run of the stage, flags and params resolved (:func:`resolve`): each field means what the option of
+    its name says (``OPTIONS``; None: not given); for source generated, ``context`` is the params'
+    ``tasks.context`` section and ``context_root`` the project root its paths are relative to (None: the
+    working directory)."""
 
     domain: str
     source: str = "samples"
-    """samples | hub | generated (instruct_pretrain only)."""
     limit: Optional[int] = None
-    """Keep at most this many tasks (a seeded draw; the order is kept); None: all."""
     seed: int = 0
-    """Seed of the ``limit`` draw."""
     revision: Optional[str] = None
-    """hub: the dataset revision (None: the current main, unpinned)."""
     dataset: str = "paper"
-    """hub: paper | original."""
     config: Optional[str] = None
-    """hub, instruct_pretrain: the dataset config."""
     bench_dataset: str = PAPER_BENCH
-    """hub, paper: the hub dataset of the paper's benchmark."""
     require_pinned: bool = False
-    """hub: refuse an unpinned revision."""
     context: dict = field(default_factory=dict)
-    """generated: the params' ``tasks.context`` section."""
     context_root: Optional[Path] = None
-    """generated: the project root that section's paths are relative to (None: the working directory)."""
     samples_dir: Optional[Path] = None
-    """samples: the folder holding the offline samples (the stage's one data input)."""
 
     def __post_init__(self):
         if self.source not in SOURCES:
@@ -158,26 +145,24 @@ def resolve(params: Optional[Params], domain: str, *, source: Optional[str] = No
         samples_dir = Path(params_samples)
     if source not in SOURCES:
         raise LisError(f"unknown task source {source!r}", f"use one of: {', '.join(SOURCES)}")
+    hub_flags = (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
+                 ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset))
     if source == "generated":
-        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
-                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset),
-                            ("--samples-dir", samples_dir)):
+        for flag, value in (*hub_flags, ("--samples-dir", samples_dir)):
             if value:
                 raise LisError(f"{flag} does not apply to --source generated")
     elif source == "samples":
-        for flag, value in (("--revision", revision), ("--config", config), ("--dataset", dataset != "paper"),
-                            ("--require-pinned", require_pinned), ("--bench-dataset", bench_dataset)):
+        for flag, value in hub_flags:
             if value:
                 raise LisError(f"{flag} applies to --source hub only")
         samples_dir = Path(samples_dir) if samples_dir else default_samples()
     elif samples_dir:
         raise LisError("--samples-dir applies to --source samples only")
     sec, root = context if context is not None else ({}, None)
-    settings = Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
-                        dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
-                        require_pinned=require_pinned, context=sec, context_root=root,
-                        samples_dir=samples_dir if source == "samples" else None)
-    return settings
+    return Settings(domain=domain, source=source, limit=limit, seed=seed, revision=revision,
+                    dataset=dataset, config=config, bench_dataset=bench_dataset or params_bench or PAPER_BENCH,
+                    require_pinned=require_pinned, context=sec, context_root=root,
+                    samples_dir=samples_dir if source == "samples" else None)
 
 
 def _from_hub(s: Settings) -> tuple[list, dict[str, Any]]:

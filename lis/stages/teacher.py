@@ -1,11 +1,7 @@
 """The ``teacher`` stage: the teacher's episodes in the real sandbox (params ``teacher``, with the
 ``agent`` and ``sandbox`` settings of evaluation), the SFT data of the smoke profile.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml, its Snakemake rule
-and its command ``lis train teacher`` are made), :func:`resolve` (the params with their ``teacher`` section
-typed) and :func:`run`, which draws the episodes (:func:`lis.offline.teacher.items.teacher_items`: the
-scripted teacher by default, or any models entry answering the same tasks), runs them in a sandbox pool,
-keeps what an interrupted run finished, and writes ``trajectories.jsonl`` and ``manifest.json``.
+An interrupted run keeps the episodes it finished.
 """
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """The ``throughput`` stage: queries per minute, vanilla vs sandbox, against one model endpoint.
 
-The whole stage in one module: its declaration (``STAGE``, from which dvc.yaml and its
-Snakemake rule are rendered), :func:`resolve` (the ``throughput`` section with the
-command line's options applied) and :func:`run`, which ``lis throughput`` calls. Definitions:
-docs/efficiency.md.
+Definitions: docs/efficiency.md.
 """
 from __future__ import annotations
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import re
-from types import ModuleType
 
 from lis.errors import LisError
 from lis.tasks import instruct_pretrain as rl
@@ -73,11 +72,6 @@ def paper_source(domain: str, config: str | None = None, bench_dataset: str = PA
     return str(bench_dataset).strip(), domain, "test"
 
 
-def original_repo(mod: ModuleType) -> str:
-    """The hub repo of a domain's original benchmark."""
-    return getattr(mod, "ORIGINAL_DATASET", None) or mod.ORIGINAL[0]
-
-
 def _revision(repo: str, domain: str, revision: str | None, require_pinned: bool) -> str:
     """The revision to read: the pinned one, else ``main`` with a warning (or a LisError when pins are required)."""
     if revision is not None and str(revision).strip():
@@ -108,7 +102,7 @@ def load_hub(domain: str, revision: str | None, *, dataset: str = "paper", confi
         if dataset == "original":
             if not hasattr(mod, "load_original"):
                 raise LisError(f"{domain} has no original dataset on the hub", "use --dataset paper")
-            repo = original_repo(mod)
+            repo = getattr(mod, "ORIGINAL_DATASET", None) or mod.ORIGINAL[0]  # the original benchmark's hub repo
             rev = _revision(repo, domain, revision, require_pinned)
             tasks = mod.load_original(rev)
             at = commits.get(repo) or rev

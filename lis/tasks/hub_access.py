@@ -11,9 +11,7 @@ the caller gets ``{repo: commit}``, which the task manifest records. Offline, ``
 the latest cached copy whatever revision was asked for, so a pinned commit that the cache does not
 hold is an error here rather than a silently different task set.
 
-A request that fails for a network reason is retried by the Hugging Face client 5 times, 1, 2, 4, 8
-and 8 s apart; with ``$LIS_BACKOFF_S`` set, its first wait is that many seconds (the later ones
-double it, up to 8 times it): :func:`client_waits`.
+``$LIS_BACKOFF_S`` sets the Hugging Face client's waits between retries (:func:`client_waits`).
 """
 from __future__ import annotations
 

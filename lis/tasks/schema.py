@@ -1,6 +1,7 @@
 """The task record: one schema for every domain (the paper's datasets use the first six fields)."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,8 +29,6 @@ class Task:
         as numbers become text; anything else of the wrong type, an empty id, or a document name that
         would leave /testbed/documents raises :class:`lis.records.RecordError` naming ``where`` and the
         field."""
-        import json
-
         if not isinstance(d, dict):
             raise RecordError(f"{where}: not a JSON object ({type(d).__name__})")
         d = dict(d)

@@ -2,13 +2,14 @@
 the real tools give (checked in a real sandbox). The tokenizer corpus is made of them."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
 import pytest
 
 from lis.agent.tools.schemas import TOOLS
-from lis.offline.teacher.episodes import NO_LOSS, episodes, episodes_sha256
+from lis.offline.teacher.episodes import NO_LOSS, episodes
 from lis.models.toolcalls import check_tool_call
 
 pytestmark = [pytest.mark.training]
@@ -23,6 +24,14 @@ def eps():
 
 def _calls(ep):
     return [m for m in ep.messages if m["role"] == "assistant" and not m.get(NO_LOSS)]
+
+
+def episodes_sha256(eps) -> str:
+    """A hash of ``eps`` (messages, tools, domain, mode)."""
+    h = hashlib.sha256()
+    for ep in eps:
+        h.update(json.dumps([ep.messages, ep.tools, ep.domain, ep.mode], sort_keys=True, ensure_ascii=False).encode())
+    return h.hexdigest()
 
 
 def test_same_seed_same_episodes():

@@ -27,13 +27,9 @@ import re
 
 from lis.prompts.layout import Layout
 from lis.tasks.schema import Task
-from lis.offline.teacher.plans import check_answer, write_answer
+from lis.offline.teacher.plans import MAX_STEPS, Plan, check_answer, write_answer
 from lis.offline.teacher.sim_sandbox import SimSandbox, Step, bash_step
 from lis.offline.teacher.text import keywords
-
-Plan = list[Step]
-MAX_STEPS = 5
-GREP_LIMIT = 10          # SimSandbox.grep's `head -n`: more matching lines than this are cut
 
 
 def _eval(expr: str) -> str:
@@ -67,10 +63,6 @@ def _read_file(box: SimSandbox, path: str, rng: random.Random, line: int | None 
     return box.view_file(path, first, min(n_lines, line + rng.randint(1, 10)))
 
 
-def _shows(step: Step, sentences: list[str]) -> bool:
-    return all(s in step.observation for s in sentences)
-
-
 def read_facts(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> Plan:
     """Steps that show every fact ``meta["needs"]`` lists: one file read directly (it is named
     after the entity, or found by grepping the entity's name first), else a ``grep`` of each
@@ -89,7 +81,7 @@ def read_facts(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) -> 
             steps.append(box.grep(facts[0]["entity"], docs, f"{lay.input_dir}/*"))
         line = where[sentences[0]][1] if sentences[0] in where else None
         step = _read_file(box, files[0], rng, line, keywords[0] if len(keywords) == 1 else None)
-        return steps + [step if _shows(step, sentences) else box.cat(files[0])]
+        return steps + [step if all(s in step.observation for s in sentences) else box.cat(files[0])]
     steps = []
     left = list(sentences)
     for kw in sorted(keywords, key=lambda k: -sum(f["keyword"] == k for f in facts)):
@@ -109,17 +101,8 @@ def find_answer(task: Task, lay: Layout, box: SimSandbox, rng: random.Random) ->
     the documents, then read the file that holds the answer (when one holds it verbatim)."""
     docs = _docs(box, lay)
     golds = _answer_texts(task)
-    hit = None
-    for g in golds:
-        for p in docs:
-            for i, line in enumerate(box.files[p].split("\n"), 1):
-                if g and g.lower() in line.lower():
-                    hit = (p, i, line)
-                    break
-            if hit:
-                break
-        if hit:
-            break
+    hit = next(((p, i, line) for g in golds if g for p in docs
+                for i, line in enumerate(box.files[p].split("\n"), 1) if g.lower() in line.lower()), None)
     steps: Plan = []
     question = _question(task.problem_statement)
     words = [w for w in keywords(question, rng, 6) if len(w) >= 5]

@@ -1,8 +1,7 @@
 """Scripted agent episodes under the real prompts, for the tiny model's tokenizer and warm-up.
 
 An episode starts exactly as the evaluation starts one: ``lis.prompts.render_prompts(task,
-mode)`` for a task of :mod:`lis.offline.teacher.tasks` (the offline samples of every domain, ground
-truth blanked, and variations of them) in mode ``sandbox``, ``sandbox_inline`` or ``vanilla``.
+mode)`` for a task of :mod:`lis.offline.teacher.tasks` in mode ``sandbox``, ``sandbox_inline`` or ``vanilla``.
 Sandbox episodes then follow the agent loop's format turn by turn (``lis.agent.loop``): an
 assistant tool call (:mod:`lis.offline.teacher.plans`), the tool message with the observation the
 real tool would give (:mod:`lis.offline.teacher.sim_sandbox`), ``Steps Remaining: N`` appended to the newest
@@ -10,13 +9,10 @@ message before each turn, and a final ``submit`` once the answer file is written
 carry an earlier bad turn (no tool call, then the loop's reminder; or an unparseable call, then
 its error) that stays in the context but is not trained on (``NO_LOSS``), so the model learns to
 recover. Vanilla episodes are one user message and a short answer in the domain's form.
-
-Answers are random values of the right form, never a task's ground truth (see synthetic_tasks).
 Same seed → same episodes.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from dataclasses import dataclass
@@ -25,6 +21,7 @@ from typing import Any
 from lis.agent.loop import CONTINUE_MSG
 from lis.agent.parsing import INVALID
 from lis.agent.tools.schemas import TOOLS
+from lis.agent.turn import append_remaining
 from lis.prompts import choice_letters, layout, prompt_kind, render_prompts
 from lis.offline.teacher import text as st
 from lis.offline.teacher.plans import phrase, plan
@@ -79,10 +76,6 @@ def _bad_turn(rng: random.Random) -> list[dict[str, Any]]:
     return [msg, _tool_message(msg, error)]
 
 
-def _remaining(msg: dict[str, Any], n: int) -> None:
-    msg["content"] = f"{msg.get('content') or ''}\nSteps Remaining: {n}"
-
-
 def task_sandbox(task: Task, mode: str):
     """The layout of ``task`` in ``mode`` and a simulated sandbox holding its folders and, where the
     mode places them, its files: what a plan starts from."""
@@ -112,7 +105,7 @@ def sandbox_episode(task: Task, mode: str, rng: random.Random, planner=None) -> 
     messages = render_prompts(task, mode)
     turns, max_turns = planned_turns(task, mode, rng, planner)
     for k, step in enumerate(turns):
-        _remaining(messages[-1], max_turns - k)
+        append_remaining(messages[-1], max_turns - k)
         if step is None:
             messages += _bad_turn(rng)
             continue
@@ -182,11 +175,3 @@ def episodes(n: int, seed: int, samples: dict[str, list[Task]] | None = None) ->
     rng = random.Random(seed)
     return [episode(rng, samples) for _ in range(n)]
 
-
-def episodes_sha256(eps: list[Episode]) -> str:
-    """A hash of ``eps`` (messages, tools, domain, mode): it changes with any prompt template,
-    sample task, tool schema or observation format the episodes were made from."""
-    h = hashlib.sha256()
-    for ep in eps:
-        h.update(json.dumps([ep.messages, ep.tools, ep.domain, ep.mode], sort_keys=True, ensure_ascii=False).encode())
-    return h.hexdigest()

@@ -5,9 +5,8 @@
 Every episode runs through the agent's own loop (:func:`lis.agent.episode.run_task`): the real
 prompts, tools, observations, "Steps Remaining", reminders and answer file, in a real sandbox
 from the pool. The teacher is any ChatModel: for the embedded default the scripted teacher,
-whose tool calls come from the plans in :mod:`lis.offline.teacher.plans` (benchmark domains:
-the form of an episode, answers of the right form but random — never a ground truth) and
-:mod:`lis.offline.teacher.context_plans` (training context tasks: solved). A planned *bad* turn
+whose tool calls come from :mod:`lis.offline.teacher.plans` and
+:mod:`lis.offline.teacher.context_plans`. A planned *bad* turn
 (no tool call, or an unparseable one) stays in the conversation so that the student learns to
 recover, but is not trained on (its index is recorded in ``teacher.no_loss_turns``).
 

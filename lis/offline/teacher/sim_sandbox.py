@@ -9,8 +9,8 @@ their output matches what the sandbox image prints (GNU coreutils in the C local
 from __future__ import annotations
 
 import posixpath
-import shlex
 from dataclasses import dataclass, field
+from shlex import quote as q  # a path quoted for bash only when it needs it (spaces, parentheses)
 from typing import Any
 
 from lis.agent.tools.observation import bash_observation, editor_observation
@@ -35,11 +35,6 @@ def bash_step(command: str, stdout: str = "", stderr: str = "", exit_code: int =
 
 def editor_step(args: dict[str, Any], result: str) -> Step:
     return Step(EDITOR, args, editor_observation(result))
-
-
-def q(path: str) -> str:
-    """``path`` quoted for bash only when it needs it (spaces, parentheses)."""
-    return shlex.quote(path)
 
 
 @dataclass
