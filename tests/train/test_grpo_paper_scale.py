@@ -100,7 +100,7 @@ def test_a_trained_model_the_disk_cannot_take_is_refused_before_the_write(tmp_pa
     import torch
 
     from lis.errors import LisError
-    from lis.train.grpo.checkpoints import require_model_room
+    from lis.train.disk import require_model_room
 
     def model(n: int) -> torch.nn.Module:
         m = torch.nn.Module()
@@ -108,10 +108,10 @@ def test_a_trained_model_the_disk_cannot_take_is_refused_before_the_write(tmp_pa
         return m
 
     free = shutil.disk_usage(tmp_path).free
-    require_model_room(tmp_path / "out", model(1 << 20))
+    require_model_room(tmp_path / "out", model(1 << 20), "grpo")
     with pytest.raises(LisError) as e:
-        require_model_room(tmp_path / "out", model(free // 4 + (1 << 30)))
-    assert "no room for the trained model" in str(e.value) and "\n" not in str(e.value)
+        require_model_room(tmp_path / "out", model(free // 4 + (1 << 30)), "sft")
+    assert str(e.value).startswith("sft: no room for the trained model") and "\n" not in str(e.value)
     assert not any((tmp_path / "out").iterdir())
 
 

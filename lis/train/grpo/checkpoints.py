@@ -11,14 +11,12 @@ a one-line error instead of dying with a half-written checkpoint (it resumes fro
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from lis.errors import LisError
+from lis.train.disk import MARGIN_BYTES, free_bytes, tensor_bytes
 from lis.train.lora import is_lora
-
-MARGIN_BYTES = 256 << 20   # trainer state, RNG states, the tokenizer and filesystem slack
 
 
 def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
@@ -26,7 +24,7 @@ def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     saved = trainable if is_lora(model) else params
-    size = sum(p.numel() * p.element_size() for p in saved)
+    size = tensor_bytes(saved)
     if optimizer:
         size += sum(2 * 4 * p.numel() for p in trainable)
     return size + MARGIN_BYTES
@@ -34,27 +32,10 @@ def checkpoint_bytes(model: Any, *, optimizer: bool) -> int:
 
 def require_disk(folder: str | Path, need: int, *, step: int, keep: int) -> None:
     """Raise LisError when ``folder``'s filesystem has less free space than one checkpoint needs."""
-    free = _free(folder)
+    free = free_bytes(folder)
     if free < need:
         raise LisError(f"grpo: no room for checkpoint {step}: it needs {need / 2**30:.1f} GB, {free / 2**30:.1f} GB "
                        f"are free in {folder} (the earlier checkpoints are kept; the run resumes from the last)",
                        f"free disk space, or set grpo.checkpoints.optimizer: false (weights only) or "
                        f"grpo.checkpoints.keep below {keep}")
 
-
-def require_model_room(folder: str | Path, model: Any) -> None:
-    """Raise LisError when ``folder``'s filesystem cannot take the trained model (all its weights as saved),
-    before the final write starts rather than mid-write; the last checkpoint stays, so a re-run resumes from
-    it and only writes the model."""
-    need = sum(p.numel() * p.element_size() for p in model.parameters()) + MARGIN_BYTES
-    free = _free(folder)
-    if free < need:
-        raise LisError(f"grpo: no room for the trained model: it needs {need / 2**30:.1f} GB, {free / 2**30:.1f} GB "
-                       f"are free in {folder} (the last checkpoint is kept; a re-run resumes from it and writes the "
-                       f"model)", "free disk space, or write the stage's output on a larger disk")
-
-
-def _free(folder: str | Path) -> int:
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    return shutil.disk_usage(folder).free

@@ -33,9 +33,9 @@ from lis.models.base import Sampling
 from lis.models.local_hf import LocalHFModel
 from lis.prompts import render_prompts
 from lis.config.training import GrpoSection
-from lis.train.grpo.checkpoints import require_model_room
 from lis.train.grpo.settings import rl_sampling, rollout_settings, trl_sampling
 from lis.train.grpo.vllm_server import ServerMode
+from lis.train.disk import require_model_room
 from lis.train.lora import generation_model, lora_config, merged_model
 from lis.train.precision import resolve_precision
 from lis.train.rollout.budget import within_prompt_budget
@@ -395,7 +395,7 @@ def train_grpo(init_dir: str | Path, tasks: list, out_dir: str | Path, settings:
     t0 = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - t0
-    require_model_room(out, acc.unwrap_model(trainer.model))
+    require_model_room(out, acc.unwrap_model(trainer.model), "grpo")
     if peft_config is not None:  # the adapters merged into the base: a plain model for evaluation and serving
         if acc.is_main_process:
             merged_model(acc.unwrap_model(trainer.model)).save_pretrained(str(out))

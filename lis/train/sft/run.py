@@ -23,6 +23,7 @@ from typing import Any, Callable
 from lis.config.training import SftSection
 from lis.errors import LisError
 from lis.manifest import read_model_manifest
+from lis.train.disk import require_model_room
 from lis.train.lora import lora_config, merged_model, trainable_parameters
 from lis.train.precision import resolve_precision
 from lis.train.sft.data import batch_loss, examples_from_records, length_batches
@@ -140,7 +141,7 @@ def train_sft(base_dir: str | Path, records: list[dict[str, Any]], out_dir: str 
         model = merged_model(model)  # LoRA: the adapters merged into the base (a plain model is written)
         model.eval()
         held_loss = _held_out_loss(model, held)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        require_model_room(out.parent, model, "sft")
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
             model.save_pretrained(tmp)
